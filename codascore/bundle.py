@@ -69,3 +69,99 @@ def program_zip(folder: Path) -> bytes:
 
 def folder_zip(folder: Path) -> bytes:
     return zip_bytes(folder_entries(folder))
+
+
+# --------------------------------------------------------------------------- competition bundles
+
+#: The image every competition YAML names: codalab/codalab-legacy:py312 plus the pinned sympy, mpmath and
+#: h5py (Dockerfile; docs/bundles.md says how to build and push it). The checker accepts exactly this one.
+DOCKER_IMAGE = f"codascore/codascore:py312-{codascore.__version__}"
+#: YAML keys of a task whose folder is a program: the library is copied into it.
+PROGRAM_KEYS = ("scoring_program", "ingestion_program")
+DATA_KEYS = ("reference_data", "input_data")
+
+
+class BundleError(Exception):
+    """The bundle cannot be built (unknown name, a referenced file missing)."""
+
+
+def competition_files(root: Path) -> dict[str, Path]:
+    """Bundle name -> competition YAML: ``suite`` is root/competition.yaml, a family is competitions/<family>.yaml."""
+    root = Path(root)
+    found = {"suite": root / "competition.yaml"} if (root / "competition.yaml").is_file() else {}
+    for path in sorted((root / "competitions").glob("*.yaml")):
+        found[path.stem] = path
+    return found
+
+
+def referenced_paths(competition: dict) -> list[tuple[str, str, dict | None]]:
+    """(YAML path, referenced path, task entry or None) for every file or folder the YAML names."""
+    refs: list[tuple[str, str, dict | None]] = []
+    for key in ("image", "terms"):
+        if isinstance(competition.get(key), str):
+            refs.append((key, competition[key], None))
+    for i, page in enumerate(competition.get("pages") or []):
+        if isinstance(page, dict) and isinstance(page.get("file"), str):
+            refs.append((f"pages[{i}].file", page["file"], None))
+    for i, task in enumerate(competition.get("tasks") or []):
+        for key in PROGRAM_KEYS + DATA_KEYS:
+            if isinstance(task, dict) and isinstance(task.get(key), str):
+                refs.append((f"tasks[{i}].{key}", task[key], task))
+    for i, phase in enumerate(competition.get("phases") or []):
+        for key in ("starting_kit", "public_data"):
+            if isinstance(phase, dict) and isinstance(phase.get(key), str):
+                refs.append((f"phases[{i}].{key}", phase[key], None))
+    for i, solution in enumerate(competition.get("solutions") or []):
+        if isinstance(solution, dict) and isinstance(solution.get("path"), str):
+            refs.append((f"solutions[{i}].path", solution["path"], None))
+    return refs
+
+
+def bundle_entries(yaml_file: Path, root: Path, warn=print) -> list[tuple[str, Path | bytes]]:
+    """Every entry of the bundle of one competition YAML: the YAML as ``competition.yaml`` at the zip root,
+    and each referenced file or folder at the path the YAML gives (Codabench resolves paths from the zip
+    root), program folders with the library inside. A folder missing because its task is not in this build
+    is left out with a warning; any other missing reference is a BundleError."""
+    import yaml
+
+    from .checker import _Checker
+
+    root = Path(root)
+    competition = yaml.safe_load(Path(yaml_file).read_text()) or {}
+    probe = _Checker(root, competition, from_zip=False, image=DOCKER_IMAGE)
+    entries: dict[str, Path | bytes] = {"competition.yaml": Path(yaml_file).read_bytes()}
+    programs = {value.rstrip("/") for task in competition.get("tasks") or [] if isinstance(task, dict)
+                for key, value in task.items() if key in PROGRAM_KEYS and isinstance(value, str)}
+    for where, value, task in referenced_paths(competition):
+        name = value.strip("/")
+        source = root / name
+        if not source.exists():
+            reason = probe.missing_reason(value, where.rsplit(".", 1)[1], task)
+            if reason:
+                warn(f"WARNING: {where}: task {reason[0]} {reason[1]}: {value} left out of the bundle")
+                continue
+            hint = " (run `make data` first)" if name.split("/")[0] in (
+                "reference_data", "input_data", "sample_submissions") else ""
+            raise BundleError(f"{yaml_file.name}: {where} names {value!r}, which does not exist{hint}")
+        if source.is_file():
+            entries[name] = source
+            continue
+        listed = program_entries(source) if name in programs else folder_entries(source)
+        entries.update((f"{name}/{inner}", path) for inner, path in listed)
+    return sorted(entries.items())
+
+
+def build_bundle(name: str, root: Path | None = None, out_dir: Path = Path("dist"), warn=print) -> Path:
+    """Write out_dir/NAME.zip for the suite or a family; the same sources always give the same bytes."""
+    root = Path(root) if root else project_root()
+    files = competition_files(root)
+    if name not in files:
+        raise BundleError(f"no competition named {name!r} (known: {', '.join(files)})")
+    data = zip_bytes(bundle_entries(files[name], root, warn=warn))
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    target = out_dir / f"{name}.zip"
+    tmp = target.with_suffix(".zip.tmp")
+    tmp.write_bytes(data)
+    tmp.replace(target)
+    return target

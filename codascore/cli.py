@@ -55,6 +55,47 @@ def cmd_demo(args) -> int:
     return run_demo(Path(args.out), root=Path(args.root) if args.root else None, tasks=args.tasks)
 
 
+def cmd_bundle(args) -> int:
+    from .bundle import BundleError, build_bundle, competition_files
+    from .checker import check_bundle, format_report
+
+    root = Path(args.root) if args.root else None
+    names = args.names or list(competition_files(root or Path(".")))
+    failed = False
+    for name in names:
+        try:
+            target = build_bundle(name, root=root, out_dir=Path(args.out),
+                                  warn=lambda message: print(message, file=sys.stderr))
+        except BundleError as exc:
+            print(f"ERROR: {exc}", file=sys.stderr)
+            failed = True
+            continue
+        print(f"built {target} ({target.stat().st_size} bytes)")
+        if args.check:
+            report = check_bundle(target)
+            print(format_report(report))
+            failed |= not report.ok
+    return 1 if failed else 0
+
+
+def cmd_check(args) -> int:
+    from .checker import RULES, check_bundle, format_report
+
+    if args.rules:
+        print("\n".join(f"{number:>2}. {text}" for number, text in RULES.items()))
+        return 0
+    if not args.bundles:
+        print("ERROR: name at least one bundle (zip, folder or competition YAML)", file=sys.stderr)
+        return 2
+    failed = False
+    for path in args.bundles:
+        report = check_bundle(Path(path), run=args.run, image=args.image,
+                              progress=lambda message: print(message, file=sys.stderr, flush=True))
+        print(format_report(report))
+        failed |= not report.ok or (args.strict and bool(report.warnings))
+    return 1 if failed else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="codascore", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"codascore {__version__}")
@@ -88,6 +129,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--root", help="bundle source folder (default: this project)")
     p.add_argument("--tasks", nargs="*", help="only these tasks")
     p.set_defaults(func=cmd_demo)
+
+    p = sub.add_parser("bundle", help="build dist/NAME.zip for the suite and/or families (all if none)")
+    p.add_argument("names", nargs="*", metavar="NAME", help="suite, or a family (competitions/NAME.yaml)")
+    p.add_argument("--out", default="dist", help="output folder (default dist)")
+    p.add_argument("--root", help="project folder (default: the current folder)")
+    p.add_argument("--check", action="store_true", help="check each bundle after building it")
+    p.set_defaults(func=cmd_bundle)
+
+    p = sub.add_parser("check", help="check Codabench bundles (zip, folder or competition YAML)")
+    p.add_argument("bundles", nargs="*", metavar="BUNDLE")
+    p.add_argument("--run", action="store_true",
+                   help="also run every sample submission of the starting kits (rules 14, 22-27)")
+    p.add_argument("--strict", action="store_true", help="warnings fail too")
+    p.add_argument("--image", help="the accepted docker_image (default: the project's image)")
+    p.add_argument("--rules", action="store_true", help="list the invariants and exit")
+    p.set_defaults(func=cmd_check)
 
     for family in FAMILIES:
         try:

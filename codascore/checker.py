@@ -1,0 +1,986 @@
+"""Bundle checker: the invariants of a Codabench v2 bundle (spec codabench.md section 9).
+
+``codascore check BUNDLE`` takes a bundle zip, a bundle folder or a competition YAML file. Invariants 1-21
+are checked statically; with ``run=True`` (``--run``) every sample submission of the bundle's starting kits
+also goes through the local runner (:mod:`codascore.runner`) for invariants 14 and 22-27.
+
+The rules are data: the schema of each YAML section (:data:`SCHEMAS`: required keys, types, length limits,
+allowed values), the keys the platform ignores (:data:`IGNORED_KEYS`) and the text of every invariant
+(:data:`RULES`). Each finding carries its invariant number and the YAML path it concerns, e.g.
+``leaderboards[0].columns[3].key``; the platform's own error text is quoted where it has one, so a finding
+reads like the upload error it prevents.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import json
+import math
+import re
+import shlex
+import tempfile
+import zipfile
+from pathlib import Path, PurePosixPath
+from typing import Any, Callable, Iterator
+
+import yaml
+
+from . import bundle, sandbox
+
+#: The invariants of spec codabench.md section 9, by number.
+RULES: dict[int, str] = {
+    1: "the bundle is a zip with competition.yaml at its root, parsed safely, without duplicated keys",
+    2: "version is the integer 2",
+    3: "title, image (PNG/JPG), terms and pages (non-empty files), tasks, phases and leaderboards are present",
+    4: "docker_image names the project's documented image",
+    5: "no ignored or misspelled keys",
+    6: "task indexes are unique; each task has a name and a scoring_program",
+    7: "every referenced path exists; a referenced zip has no wrapper folder",
+    8: "every program has metadata with a command: interpreter first, no shell syntax, no $tokens",
+    9: "ingestion_only_during_scoring needs an ingestion program",
+    10: "each phase has a name, a start and a non-empty list of defined task indexes",
+    11: "every phase but the last has an end, and the next phase starts strictly after it",
+    12: "dates are ISO YYYY-MM-DD[ HH:MM:SS], meant as UTC",
+    13: "auto_migrate_to_this_phase is not set on the first phase",
+    14: "execution_time_limit is explicit; the scorer's worst case stays below half of min(limit, 600)",
+    15: "leaderboards[0] is the only leaderboard, title <= 64, key <= 36, at least one column",
+    16: "submission_rule is Force_Last or Force_Best",
+    17: "column indexes are unique non-negative integers, keys unique, key and title <= 36 characters",
+    18: "every column gives its sorting, asc or desc",
+    19: "primary_index is the index of a column",
+    20: "computation is avg/sum/min/max with non-empty computation_indexes of other existing columns",
+    21: "each phase's scorers write every non-computed column key relevant to it, and no computed key",
+    22: "a sample scores with exit 0 and a flat scores.json of finite numbers below 1e10",
+    23: "the scoring program never writes output/metadata",
+    24: "an invalid sample exits non-zero, writes no scores.json and says ERROR: on stderr",
+    25: "with enable_detailed_results, detailed_results.html exists and is self-contained",
+    26: "no reference value is echoed to stdout or stderr",
+    27: "scoring the same submission twice gives byte-identical scores.json",
+}
+
+SUBMISSION_RULES = ("Add", "Add_And_Delete", "Add_And_Delete_Multiple", "Force_Last",
+                    "Force_Latest_Multiple", "Force_Best")
+PRODUCT_SUBMISSION_RULES = ("Force_Last", "Force_Best")
+COMPUTATIONS = ("avg", "sum", "min", "max")
+PUBLIC_QUEUE_LIMIT = 600
+MAX_ABS_SCORE = 1e10
+#: First word of a command that runs a script through an interpreter (unzipped files have no execute bit).
+INTERPRETER = re.compile(r"^(python(\d+(\.\d+)?)?|bash|sh|Rscript|julia|node|perl|ruby|java)$")
+LEGACY_TOKEN = re.compile(r"\$(input|output|tmp|program|ingestion_program|hidden|shared|submission_program|"
+                          r"predictions)\b")
+SHELL_SYNTAX = ("&&", "||", "|", ";", ">", "<", "$", "`", "~", "*")
+ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2})?)?$")
+UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
+IMAGE_MAGIC = {b"\x89PNG\r\n\x1a\n": "PNG", b"\xff\xd8\xff": "JPEG"}
+
+
+@dataclasses.dataclass(frozen=True)
+class Field:
+    """One key of a YAML mapping: whether it is required, its types, length limit and allowed values."""
+
+    rule: int
+    required: bool = False
+    types: tuple[type, ...] = ()
+    max_len: int | None = None
+    choices: tuple | None = None
+    missing: str = ""  # the platform's message when a required key is absent
+
+
+_STR, _BOOL, _INT, _LIST = (str,), (bool,), (int,), (list,)
+_NUM = (int, float)
+_DATE = (dt.date, dt.datetime, str)
+
+#: section name -> key -> Field. Keys not listed (and not in IGNORED_KEYS) are reported as unknown.
+SCHEMAS: dict[str, dict[str, Field]] = {
+    "competition": {
+        "version": Field(2, True),
+        "title": Field(3, True, _STR, 256),
+        "image": Field(3, True, _STR, missing="An image for this competition could not be found in the yaml"),
+        "terms": Field(3, True, _STR, missing="A file containing the terms of this competition has not been "
+                                              "supplied"),
+        "pages": Field(3, True, _LIST, missing="absent: the unpacker fails with \"'NoneType' object is not "
+                                               "iterable\" (an empty list is allowed)"),
+        "tasks": Field(6, True, _LIST, missing="No tasks listed in this competition"),
+        "phases": Field(10, True, _LIST, missing="Unable to find any phases for this competition"),
+        "leaderboards": Field(15, True, _LIST, missing="Could not find leaderboards in the competition yaml"),
+        "docker_image": Field(4, False, _STR, 128),  # rule_docker_image says what is missing
+        "solutions": Field(7, False, _LIST),
+        "description": Field(3, False, _STR),
+        "enable_detailed_results": Field(25, False, _BOOL),
+        "show_detailed_results_in_submission_panel": Field(25, False, _BOOL),
+        "show_detailed_results_in_leaderboard": Field(25, False, _BOOL),
+        "registration_auto_approve": Field(5, False, _BOOL),
+        "auto_run_submissions": Field(5, False, _BOOL),
+        "can_participants_make_submissions_public": Field(5, False, _BOOL),
+        "make_programs_available": Field(5, False, _BOOL),
+        "make_input_data_available": Field(5, False, _BOOL),
+        "competition_type": Field(5, False, _STR, choices=("competition", "benchmark")),
+        "queue": Field(5, False, _STR),
+        "fact_sheet": Field(5, False, (dict,)),
+        "reward": Field(5, False, _STR),
+        "contact_email": Field(5, False, _STR),
+        "forum_enabled": Field(5, False, _BOOL),
+    },
+    "page": {"title": Field(3, True, _STR, 255), "file": Field(3, True, _STR)},
+    "task": {
+        "index": Field(6, True, _INT),
+        "name": Field(6, True, _STR, 256),
+        "description": Field(6, False, _STR),
+        "scoring_program": Field(6, True, _STR),
+        "ingestion_program": Field(7, False, _STR),
+        "input_data": Field(7, False, _STR),
+        "reference_data": Field(7, False, _STR),
+        "ingestion_only_during_scoring": Field(9, False, _BOOL),
+        "key": Field(6, False, _STR),
+    },
+    "solution": {
+        "index": Field(7, True, _INT), "tasks": Field(7, True, _LIST), "path": Field(7, False, _STR),
+        "name": Field(7, False, _STR), "description": Field(7, False, _STR), "key": Field(7, False, _STR),
+    },
+    "phase": {
+        "name": Field(10, True, _STR, 256),
+        "start": Field(10, True, _DATE),
+        "end": Field(11, False, _DATE),
+        "tasks": Field(10, True, _LIST),
+        "index": Field(11, False, _INT),
+        "description": Field(10, False, _STR),
+        "max_submissions_per_day": Field(10, False, _INT + (type(None),)),
+        "max_submissions": Field(10, False, _INT + (type(None),)),
+        "execution_time_limit": Field(14, True, _NUM),
+        "auto_migrate_to_this_phase": Field(13, False, _BOOL),
+        "hide_output": Field(10, False, _BOOL),
+        "hide_prediction_output": Field(10, False, _BOOL),
+        "hide_score_output": Field(10, False, _BOOL),
+        "starting_kit": Field(7, False, _STR),
+        "public_data": Field(7, False, _STR),
+    },
+    "leaderboard": {
+        "title": Field(15, True, _STR, 64),
+        "key": Field(15, True, _STR, 36),
+        "columns": Field(15, True, _LIST),
+        "submission_rule": Field(16, True, _STR, choices=SUBMISSION_RULES),
+        "primary_index": Field(19, False, _INT),
+        "hidden": Field(15, False, _BOOL),
+    },
+    "column": {
+        "title": Field(17, True, _STR, 36),
+        "key": Field(17, True, _STR, 36),
+        "index": Field(17, True, _INT),
+        "sorting": Field(18, True, _STR, choices=("asc", "desc")),
+        "precision": Field(17, False, _INT),
+        "hidden": Field(17, False, _BOOL),
+        "computation": Field(20, False, _STR + (type(None),), choices=COMPUTATIONS + (None,)),
+        "computation_indexes": Field(20, False, _LIST + (type(None),)),
+    },
+}
+
+#: Keys the v2 unpacker silently drops, with what to write instead (rule 5).
+IGNORED_KEYS: dict[str, dict[str, str]] = {
+    "competition": {
+        "leaderboard": "the singular `leaderboard:` is v1.5 syntax, ignored by v2: write `leaderboards:` (a list)",
+        "allow_robot_submissions": "ignored by the v2 unpacker",
+        "published": "ignored by the v2 unpacker",
+        "end_date": "ignored by the v2 unpacker: give the last phase an `end`",
+    },
+    "task": {"is_public": "ignored by the v2 unpacker"},
+    "phase": {
+        "max_submissions_per_person": "ignored: the unpacker reads `max_submissions`",
+        "accepts_only_result_submissions": "documented but implemented nowhere",
+        "solutions": "ignored on a phase: list solutions at the top level",
+    },
+    "leaderboard": {"index": "ignored: only leaderboards[0] is used"},
+    "column": {},
+    "page": {},
+    "solution": {},
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Finding:
+    rule: int
+    path: str
+    message: str
+    severity: str = "error"
+
+    def __str__(self) -> str:
+        label = "ERROR" if self.severity == "error" else "WARNING"
+        return f"{label} [rule {self.rule}] {self.path}: {self.message}"
+
+
+@dataclasses.dataclass
+class CheckReport:
+    bundle: str
+    findings: list[Finding]
+    summary: str = ""
+
+    @property
+    def errors(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "warning"]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def messages(self) -> list[str]:
+        return [str(f) for f in self.findings]
+
+
+# --------------------------------------------------------------------------- YAML loading
+
+class _DuplicateKeyLoader(yaml.SafeLoader):
+    """SafeLoader that records duplicated mapping keys (PyYAML silently keeps the last one)."""
+
+    def __init__(self, stream):
+        super().__init__(stream)
+        self.duplicates: list[tuple[Any, int]] = []
+
+    def construct_mapping(self, node, deep=False):
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                if key in seen:
+                    self.duplicates.append((key, key_node.start_mark.line + 1))
+                seen.add(key)
+            except TypeError:
+                pass
+        return super().construct_mapping(node, deep=deep)
+
+
+def load_yaml(text: str) -> tuple[Any, list[tuple[Any, int]]]:
+    """(data, [(duplicated key, line)]) with a safe loader."""
+    loader = _DuplicateKeyLoader(text)
+    try:
+        return loader.get_single_data(), loader.duplicates
+    finally:
+        loader.dispose()
+
+
+def yaml_root_of(yaml_file: Path) -> Path:
+    """Folder the paths of a competition YAML are relative to: its own folder, or the repository root for
+    the standalone files in ``competitions/`` (their paths are written relative to the repository root)."""
+    yaml_file = Path(yaml_file).resolve()
+    if yaml_file.parent.name == "competitions" and yaml_file.name != "competition.yaml":
+        return yaml_file.parent.parent
+    return yaml_file.parent
+
+
+# --------------------------------------------------------------------------- the checker
+
+class _Checker:
+    def __init__(self, root: Path, competition: dict, from_zip: bool, image: str):
+        self.root = root
+        self.yaml = competition
+        self.from_zip = from_zip
+        self.image = image
+        self.findings: list[Finding] = []
+        self.task_names: dict[Any, str | None] = {}      # task index -> codascore task name
+        self.task_keys: dict[Any, tuple[str, ...]] = {}  # task index -> declared score keys
+        self.unavailable: set[str] = set()
+        self.absent: dict[str, list[str]] = {}          # unavailable task -> its paths missing here
+
+    def error(self, rule: int, path: str, message: str) -> None:
+        self.findings.append(Finding(rule, path or "(top level)", message))
+
+    def warn(self, rule: int, path: str, message: str) -> None:
+        self.findings.append(Finding(rule, path or "(top level)", message, "warning"))
+
+    # ----- generic schema rule
+    def check_fields(self, section: str, data: Any, path: str) -> bool:
+        """Required keys, types, length limits, allowed values, ignored and unknown keys of one mapping."""
+        if not isinstance(data, dict):
+            self.error(SCHEMAS[section][next(iter(SCHEMAS[section]))].rule, path,
+                       f"must be a mapping, not {type(data).__name__}")
+            return False
+        schema, ignored = SCHEMAS[section], IGNORED_KEYS[section]
+        for key, value in data.items():
+            at = f"{path}.{key}" if path else str(key)
+            if key in ignored:
+                self.warn(5, at, ignored[key])
+            elif key not in schema:
+                self.warn(5, at, f"unknown key {key!r} in {section} (misspelled? Codabench ignores it)")
+        for key, field in schema.items():
+            at = f"{path}.{key}" if path else key
+            if key not in data:
+                if field.required and key != "version":
+                    self.error(field.rule, at, field.missing or f"missing: {section} needs `{key}`")
+                continue
+            value = data[key]
+            if field.types:
+                bad_bool = isinstance(value, bool) and bool not in field.types
+                if bad_bool or not isinstance(value, field.types):
+                    names = "/".join("null" if t is type(None) else t.__name__ for t in field.types)
+                    self.error(field.rule, at, f"must be {names}, not {type(value).__name__} ({value!r})")
+                    continue
+            if field.max_len is not None and isinstance(value, str) and len(value) > field.max_len:
+                self.error(field.rule, at, f"{len(value)} characters; Codabench allows at most {field.max_len}")
+            if field.choices is not None and value not in field.choices:
+                allowed = ", ".join(str(c) for c in field.choices if c is not None)
+                self.error(field.rule, at, f"{value!r} is not one of {allowed}")
+        return True
+
+    def items(self, key: str) -> Iterator[tuple[int, Any]]:
+        value = self.yaml.get(key)
+        return enumerate(value) if isinstance(value, list) else iter(())
+
+    # ----- paths
+    def resolve(self, value: str, at: str, rule: int = 7, quiet_missing: bool = False) -> Path | None:
+        """The bundle file a YAML path names, or None (with a finding) when it is not there."""
+        pure = PurePosixPath(value)
+        if pure.is_absolute() or ".." in pure.parts or "\\" in value:
+            self.error(rule, at, f"{value!r} must be a relative path inside the bundle")
+            return None
+        path = self.root / pure
+        if path.exists():
+            return path
+        if UUID.match(value):
+            self.warn(rule, at, f"{value!r} names an existing dataset on the server by UUID (not checked)")
+        elif not quiet_missing:
+            self.error(rule, at, f'Cannot find dataset: "{value}" (not in the bundle; Codabench takes it '
+                                 "for a dataset UUID)")
+        return None
+
+    def zip_listing(self, path: Path, at: str) -> list[str] | None:
+        if not zipfile.is_zipfile(path):
+            self.error(7, at, f"{path.name} is neither a folder nor a zip file")
+            return None
+        with zipfile.ZipFile(path) as archive:
+            names = [n for n in archive.namelist() if not n.startswith("__MACOSX/")]
+        tops = {n.split("/", 1)[0] for n in names}
+        if len(tops) == 1 and all("/" in n for n in names if not n.endswith("/")) and names:
+            self.error(7, at, f"{path.name} holds a single wrapper folder {next(iter(tops))!r}: Codabench uses "
+                              "the zip root, so the program or data ends up one level too deep (issues #1697, "
+                              "#1805); zip the folder's contents, or reference the folder itself")
+        return names
+
+    # ----- rules
+    def rule_version(self) -> None:
+        if "version" not in self.yaml:
+            self.error(2, "version", "missing: without `version: 2` Codabench silently uses the v1.5 parser "
+                                     "(\"HTML pages could not be found in the yaml file\", issue #1934)")
+            return
+        version = self.yaml["version"]
+        if version != 2 or not isinstance(version, int) or isinstance(version, bool):
+            self.error(2, "version", f"{version!r} ({type(version).__name__}) is not the integer 2: "
+                                     f"str(version) is {str(version)!r}, and Codabench answers "
+                                     "\"A suitable version could not be found for this competition\" "
+                                     "or uses the v1.5 parser")
+
+    def rule_top_level(self) -> None:
+        self.check_fields("competition", self.yaml, "")
+        if isinstance(self.yaml.get("image"), str):
+            image = self.resolve(self.yaml["image"], "image", rule=3, quiet_missing=True)
+            if image is None:
+                self.error(3, "image", f"Unable to find image: {self.yaml['image']}")
+            elif not image.is_file():
+                self.error(3, "image", f"{self.yaml['image']} is not a file")
+            else:
+                head = image.read_bytes()[:8]
+                if not any(head.startswith(magic) for magic in IMAGE_MAGIC):
+                    self.error(3, "image", f"{self.yaml['image']} is not a PNG or JPEG image")
+        if isinstance(self.yaml.get("terms"), str):
+            self.check_text_file(self.yaml["terms"], "terms", "terms")
+        for i, page in self.items("pages"):
+            at = f"pages[{i}]"
+            if self.check_fields("page", page, at) and isinstance(page.get("file"), str):
+                self.check_text_file(page["file"], f"{at}.file", "page")
+
+    def check_text_file(self, value: str, at: str, what: str) -> None:
+        path = self.resolve(value, at, rule=3, quiet_missing=True)
+        if path is None:
+            self.error(3, at, f"Unable to find {what}: {value}")
+        elif not path.is_file():
+            self.error(3, at, f"{value} is not a file")
+        elif not path.read_text(errors="replace").strip():
+            self.error(3, at, f"Page '{value}' is empty, it must contain content.")
+
+    def rule_docker_image(self) -> None:
+        image = self.yaml.get("docker_image")
+        if image is None:
+            self.error(4, "docker_image", f"missing: Codabench then uses codalab/codalab-legacy:py37 "
+                                          f"(numpy 1.17); write `docker_image: {self.image}`")
+        elif isinstance(image, str) and image != self.image:
+            self.error(4, "docker_image", f"{image!r} is not the project's image {self.image!r} "
+                                          "(see docs/bundles.md)")
+
+    def rule_tasks(self) -> None:
+        tasks = self.yaml.get("tasks")
+        if isinstance(tasks, list) and not tasks:
+            self.error(6, "tasks", "No tasks listed in this competition")
+        seen: dict[Any, int] = {}
+        for i, task in self.items("tasks"):
+            at = f"tasks[{i}]"
+            if not self.check_fields("task", task, at):
+                continue
+            index = task.get("index")
+            if index in seen:
+                self.error(6, f"{at}.index", f"ERROR: Duplicate task indexes. Index: {index} "
+                                             f"(also tasks[{seen[index]}])")
+            elif index is not None:
+                seen[index] = i
+            if "key" in task:
+                continue  # an existing task on the server: every other field is ignored
+            for field in ("scoring_program", "ingestion_program"):
+                if isinstance(task.get(field), str):
+                    self.check_program(task, field, f"{at}.{field}", index)
+            for field in ("reference_data", "input_data"):
+                if isinstance(task.get(field), str):
+                    self.check_data(task, field, f"{at}.{field}", index)
+            if task.get("ingestion_only_during_scoring") and not task.get("ingestion_program"):
+                self.error(9, f"{at}.ingestion_only_during_scoring",
+                           "set, but the task has no ingestion_program")
+        for i, solution in self.items("solutions"):
+            at = f"solutions[{i}]"
+            if not self.check_fields("solution", solution, at):
+                continue
+            for j, index in enumerate(solution.get("tasks") or []):
+                if index not in seen:
+                    self.error(7, f"{at}.tasks[{j}]", f"unknown task index {index!r}")
+            if isinstance(solution.get("path"), str):
+                self.resolve(solution["path"], f"{at}.path")
+
+    def task_name(self, task: dict) -> str | None:
+        """The codascore task a YAML task scores: ref/task.yaml's `task`, else the reference folder's name."""
+        ref = task.get("reference_data")
+        if not isinstance(ref, str):
+            return None
+        folder = self.root / PurePosixPath(ref)
+        spec = folder / "task.yaml"
+        if spec.is_file():
+            try:
+                name = (yaml.safe_load(spec.read_text()) or {}).get("task")
+                if name:
+                    return str(name)
+            except yaml.YAMLError:
+                pass
+        name = PurePosixPath(ref.rstrip("/")).name
+        return name if "." in name else None
+
+    def missing_reason(self, value: str, field: str, task: dict | None) -> tuple[str, str] | None:
+        """(task name, why) when a missing path is only a warning: its task, or the task's ingestion, is not
+        in this build. The task is the YAML task's, else the one a path like sample_submissions/<task> names."""
+        from .registry import get_task
+        from .task import ReferenceDataError
+
+        name = self.task_name(task) if task else PurePosixPath(value.rstrip("/")).name
+        if not name or "." not in name:
+            return None
+        try:
+            declared = get_task(name)
+        except ReferenceDataError:
+            return name, "not available in this build"
+        if field in ("input_data", "ingestion_program") and not declared.has_ingestion:
+            return name, "has no ingestion in this build"
+        return None
+
+    def absent_ok(self, value: str, field: str, task: dict | None, at: str) -> bool:
+        """True (and noted) when value is missing only because its task is not complete in this build."""
+        if (self.root / PurePosixPath(value)).exists() or UUID.match(value):
+            return False
+        reason = self.missing_reason(value, field, task)
+        if reason is None:
+            return False
+        name, why = reason
+        if why == "not available in this build":
+            self.absent.setdefault(name, []).append(value)
+        else:
+            self.warn(7, at, f"task {name} {why}, so {value} is not generated here; code submissions need it")
+        return True
+
+    def check_data(self, task: dict, field: str, at: str, index: Any) -> None:
+        value = task[field]
+        if self.absent_ok(value, field, task, at):
+            return
+        path = self.resolve(value, at)
+        if path is None:
+            if field == "reference_data":
+                self.findings[-1] = dataclasses.replace(self.findings[-1], message=self.findings[-1].message
+                                                        + "; run `make data` first")
+            return
+        if path.is_file():
+            self.zip_listing(path, at)
+
+    def check_program(self, task: dict, field: str, at: str, index: Any) -> None:
+        value = task[field]
+        if self.absent_ok(value, field, task, at):
+            return
+        path = self.resolve(value, at)
+        if path is None:
+            return
+        if path.is_dir():
+            names = [p.relative_to(path).as_posix() for p in path.rglob("*") if p.is_file()]
+            read = lambda name: (path / name).read_bytes()  # noqa: E731
+        else:
+            names = self.zip_listing(path, at)
+            if names is None:
+                return
+            archive = zipfile.ZipFile(path)
+            read = archive.read
+        metadata = next((n for n in ("metadata.yaml", "metadata") if n in names), None)
+        if metadata is None:
+            self.error(8, at, f"{value} has no metadata.yaml (or metadata) at its root: Codabench runs "
+                              "nothing (\"Program directory missing metadata\") and the submission fails")
+            return
+        try:
+            data = yaml.safe_load(read(metadata)) or {}
+        except yaml.YAMLError as exc:
+            self.error(8, at, f"{value}/{metadata} is not valid YAML: {exc}")
+            return
+        command = data.get("command") if isinstance(data, dict) else None
+        if not isinstance(command, str) or not command.strip():
+            self.error(8, at, f"{value}/{metadata} has no `command`: nothing runs")
+            return
+        self.check_command(command, f"{at} ({value}/{metadata}: command)", names)
+        if self.from_zip and "codascore/__init__.py" not in names and any(
+                b"codascore" in read(n) for n in names if n.endswith(".py")):
+            self.error(8, at, f"{value} imports codascore but does not hold the library: Codabench mounts "
+                              "nothing else (build the bundle with `codascore bundle`)")
+
+    def check_command(self, command: str, at: str, names: list[str]) -> None:
+        tokens = LEGACY_TOKEN.findall(command)
+        if tokens:
+            self.error(8, at, f"legacy token(s) {', '.join('$' + t for t in tokens)}: write explicit /app/... "
+                              "paths (the worker's string replacement differs between steps)")
+        try:
+            argv = shlex.split(command)
+        except ValueError as exc:
+            self.error(8, at, f"shlex cannot split {command!r}: {exc}")
+            return
+        explicit_shell = len(argv) >= 2 and argv[0] in ("bash", "sh") and argv[1] == "-c"
+        if not explicit_shell:
+            stripped = LEGACY_TOKEN.sub("", command)
+            found = [s for s in SHELL_SYNTAX if s in stripped]
+            if found:
+                self.error(8, at, f"shell syntax {' '.join(found)} in {command!r}: the command is split with "
+                                  "shlex and run without a shell; use a script (or an explicit bash -c)")
+        if argv and not INTERPRETER.match(PurePosixPath(argv[0]).name):
+            self.error(8, at, f"{argv[0]!r} is not an interpreter: unzipped files have no execute bit, so "
+                              "write e.g. `python3 score.py`")
+        if argv and INTERPRETER.match(PurePosixPath(argv[0]).name) and len(argv) > 1 and not explicit_shell:
+            script = argv[1]
+            if script.startswith("/app/program/"):
+                script = script[len("/app/program/"):]
+            if not script.startswith(("/", "-")) and script not in names:
+                self.error(8, at, f"the command runs {argv[1]!r}, which the program does not hold")
+
+    def phases_in_platform_order(self) -> list[tuple[int, dict]]:
+        phases = [(i, p) for i, p in self.items("phases") if isinstance(p, dict)]
+        index = lambda item: item[1].get("index") if isinstance(item[1].get("index"), int) else 0  # noqa: E731
+        return sorted(phases, key=index)
+
+    def rule_phases(self) -> None:
+        phases = self.yaml.get("phases")
+        if isinstance(phases, list) and not phases:
+            self.error(10, "phases", "Unable to find any phases for this competition")
+        defined = {t.get("index") for _, t in self.items("tasks") if isinstance(t, dict)}
+        for i, phase in self.items("phases"):
+            at = f"phases[{i}]"
+            if not self.check_fields("phase", phase, at):
+                continue
+            tasks = phase.get("tasks")
+            if isinstance(tasks, list) and not tasks:
+                self.error(10, f"{at}.tasks", "Phases must contain at least one task to be valid")
+            for j, index in enumerate(tasks if isinstance(tasks, list) else []):
+                if index not in defined:
+                    self.error(10, f"{at}.tasks[{j}]", f"unknown task index {index!r} (tasks define "
+                                                       f"{sorted(defined, key=str)}): \"Unpacking the bundle "
+                                                       "failed\"")
+            for key in ("start", "end"):
+                if key in phase:
+                    self.parse_date(phase[key], f"{at}.{key}")
+            limit = phase.get("execution_time_limit")
+            if isinstance(limit, (int, float)) and not isinstance(limit, bool):
+                if limit <= 0:
+                    self.error(14, f"{at}.execution_time_limit", f"{limit} is not a positive number of seconds")
+                elif limit > PUBLIC_QUEUE_LIMIT and "queue" not in self.yaml:
+                    self.warn(14, f"{at}.execution_time_limit",
+                              f"{limit} s: the public queue caps every step at 600-1200 s")
+            for key in ("starting_kit", "public_data"):
+                if isinstance(phase.get(key), str) and not self.absent_ok(phase[key], key, None, f"{at}.{key}"):
+                    self.resolve(phase[key], f"{at}.{key}")
+        ordered = self.phases_in_platform_order()
+        if ordered and ordered[0][1].get("auto_migrate_to_this_phase"):
+            self.error(13, f"phases[{ordered[0][0]}].auto_migrate_to_this_phase",
+                       "You cannot auto migrate to the first phase of a competition")
+        for (i, phase), (j, after) in zip(ordered, ordered[1:]):
+            name = phase.get("name")
+            end = self.parse_date(phase.get("end"), None) if "end" in phase else None
+            start = self.parse_date(phase.get("start"), None)
+            next_start = self.parse_date(after.get("start"), None)
+            if "end" not in phase or phase.get("end") is None:
+                self.error(11, f"phases[{i}].end", f"Phase: {name} must have an end time because it has a "
+                                                   "phase after it.")
+                continue
+            if end is None or next_start is None:
+                continue
+            if start is not None and end <= start:
+                self.error(11, f"phases[{i}].end", f"ends ({end}) before it starts ({start})")
+            if next_start < end:
+                self.error(11, f"phases[{j}].start", f"Phases must be sequential: {after.get('name')} starts "
+                                                     f"({next_start}) before {name} ends ({end})")
+            elif next_start == end:
+                self.error(11, f"phases[{j}].start", f"Phases dates conflict: {after.get('name')} starts "
+                                                     f"exactly when {name} ends ({end}); start it later")
+
+    def parse_date(self, value: Any, at: str | None) -> dt.datetime | None:
+        if isinstance(value, dt.datetime):
+            return value.replace(tzinfo=None)
+        if isinstance(value, dt.date):
+            return dt.datetime(value.year, value.month, value.day)
+        if isinstance(value, str) and ISO_DATE.match(value):
+            return dt.datetime.fromisoformat(value)
+        if at is not None and value is not None:
+            self.error(12, at, f"{value!r} is not an ISO date YYYY-MM-DD[ HH:MM:SS] (dateutil would read it "
+                               "month-first; the time zone is replaced by UTC)")
+        return None
+
+    def columns(self, board: int = 0) -> list[dict]:
+        boards = self.yaml.get("leaderboards")
+        if not isinstance(boards, list) or len(boards) <= board or not isinstance(boards[board], dict):
+            return []
+        columns = boards[board].get("columns")
+        return [c for c in columns if isinstance(c, dict)] if isinstance(columns, list) else []
+
+    def rule_leaderboards(self) -> None:
+        boards = self.yaml.get("leaderboards")
+        if "leaderboards" in self.yaml and not boards:
+            self.error(15, "leaderboards", "Could not find leaderboards in the competition yaml")
+        if isinstance(boards, list) and len(boards) > 1:
+            self.warn(15, "leaderboards[1]", f"{len(boards) - 1} further leaderboard(s) are created but never "
+                                             "shown: only leaderboards[0] is used")
+        for b, board in self.items("leaderboards"):
+            at = f"leaderboards[{b}]"
+            if not self.check_fields("leaderboard", board, at):
+                continue
+            rule = board.get("submission_rule")
+            if rule in SUBMISSION_RULES and rule not in PRODUCT_SUBMISSION_RULES:
+                self.error(16, f"{at}.submission_rule", f"{rule}: entries do not reach the leaderboard by "
+                           "themselves (or pile up); this product uses Force_Last or Force_Best")
+            columns = board.get("columns")
+            if isinstance(columns, list) and not columns:
+                self.error(15, f"{at}.columns", "Leaderboards require at least 1 column")
+            self.check_columns(board, at)
+
+    def check_columns(self, board: dict, at: str) -> None:
+        indexes: dict[Any, int] = {}
+        keys: dict[Any, int] = {}
+        columns = board.get("columns") if isinstance(board.get("columns"), list) else []
+        for c, column in enumerate(columns):
+            cat = f"{at}.columns[{c}]"
+            if not self.check_fields("column", column, cat):
+                continue
+            index, key = column.get("index"), column.get("key")
+            if isinstance(index, int) and not isinstance(index, bool):
+                if index < 0:
+                    self.error(17, f"{cat}.index", f"{index} is negative")
+                if index in indexes:
+                    self.error(17, f"{cat}.index", f"Columns must have unique indexes! ({index} is also "
+                                                   f"columns[{indexes[index]}])")
+                indexes.setdefault(index, c)
+            if key in keys:
+                self.error(17, f"{cat}.key", f"Columns must have unique keys! ({key!r} is also "
+                                             f"columns[{keys[key]}])")
+            keys.setdefault(key, c)
+        primary = board.get("primary_index", 0)
+        if isinstance(primary, int) and columns and primary not in indexes:
+            self.error(19, f"{at}.primary_index", f"{primary} is not the index of any column (indexes: "
+                                                  f"{sorted(i for i in indexes if isinstance(i, int))}); the "
+                                                  "leaderboard page would fail")
+        elif primary in indexes and columns[indexes[primary]].get("hidden"):
+            self.warn(19, f"{at}.primary_index", "the primary column is hidden")
+        for c, column in enumerate(columns):
+            if isinstance(column, dict):
+                self.check_computation(column, f"{at}.columns[{c}]", indexes)
+
+    def check_computation(self, column: dict, at: str, indexes: dict) -> None:
+        has_function, has_indexes = "computation" in column, "computation_indexes" in column
+        function, listed = column.get("computation"), column.get("computation_indexes")
+        if has_function and function is None and not has_indexes:
+            self.error(20, f"{at}.computation", "Column with computation must have at least 1 column selected: "
+                       "`computation: null` without `computation_indexes` (omit both, or write both as null)")
+            return
+        if function is None and listed:
+            self.error(20, f"{at}.computation_indexes", "Cannot add computation columns without a computation "
+                                                        "function set")
+            return
+        if function is None:
+            return
+        if not listed:
+            self.error(20, f"{at}.computation_indexes", "Column with computation must have at least 1 column "
+                                                        f"selected: `computation: {function}` needs "
+                                                        "`computation_indexes`")
+            return
+        if not isinstance(listed, list):
+            return
+        for k, index in enumerate(listed):
+            if index == column.get("index"):
+                self.error(20, f"{at}.computation_indexes[{k}]", f"Cannot self-reference: {index} is this "
+                                                                 "column's own index")
+            elif index not in indexes:
+                self.error(20, f"{at}.computation_indexes[{k}]", f"{index!r} is not the index of any column")
+
+    # ----- rule 21: the tasks' declared keys against the leaderboard, phase by phase
+    def resolve_tasks(self) -> None:
+        from .registry import get_task
+        from .task import ReferenceDataError
+
+        for i, task in self.items("tasks"):
+            if not isinstance(task, dict) or "key" in task:
+                continue
+            index, name = task.get("index"), self.task_name(task)
+            self.task_names[index] = name
+            if name is None:
+                self.warn(21, f"tasks[{i}].reference_data", "cannot tell which codascore task this is (no "
+                                                            "task.yaml): its score keys are not cross-checked")
+                continue
+            try:
+                self.task_keys[index] = tuple(get_task(name).score_keys)
+            except ReferenceDataError:
+                if name not in self.unavailable:
+                    absent = self.absent.get(name)
+                    self.warn(21, f"tasks[{i}]", f"task {name} not available in this build: its score keys "
+                                                 "are not cross-checked" + (
+                                                     f"; missing here: {', '.join(absent)}" if absent else ""))
+                self.unavailable.add(name)
+
+    def rule_keys(self) -> None:
+        self.resolve_tasks()
+        columns = self.columns()
+        if not columns:
+            return
+        board = self.yaml["leaderboards"][0]
+        primary_index = board.get("primary_index", 0)
+        computed = {c.get("key") for c in columns if c.get("computation")}
+        plain = [(n, c) for n, c in enumerate(columns) if not c.get("computation")]
+        primary = next((c.get("key") for c in columns if c.get("index") == primary_index), None)
+        task_at = {t.get("index"): i for i, t in self.items("tasks") if isinstance(t, dict)}
+        for index, keys in self.task_keys.items():
+            for key in sorted(set(keys) & computed):
+                self.error(21, f"tasks[{task_at[index]}]", f"{self.task_names[index]} writes {key!r}, a computed "
+                                                           "column: the scoring program must not write computed keys")
+        written_anywhere: set[str] = set()
+        all_known = True
+        for p, phase in self.items("phases"):
+            if not isinstance(phase, dict) or not isinstance(phase.get("tasks"), list):
+                continue
+            phase_tasks = [t for t in phase["tasks"] if t in task_at]
+            known = [t for t in phase_tasks if t in self.task_keys]
+            all_known &= len(known) == len(phase_tasks)
+            declared = set().union(*(self.task_keys[t] for t in known)) if known else set()
+            written_anywhere |= declared
+            relevant = {c.get("key") for _, c in plain if c.get("key") in declared}
+            if primary is not None and primary not in computed:
+                relevant.add(primary)
+            for t in known:
+                for n, column in plain:
+                    key = column.get("key")
+                    if key in relevant and key not in self.task_keys[t]:
+                        self.error(21, f"leaderboards[0].columns[{n}].key",
+                                   f"phase {phase.get('name')!r}: task {self.task_names[t]} never writes "
+                                   f"{key!r} (it writes {', '.join(self.task_keys[t])}): its cells would show "
+                                   "n/a" + (" and rank first (NULL primary)" if key == primary else ""))
+        if all_known:
+            for n, column in plain:
+                if column.get("key") not in written_anywhere:
+                    self.error(21, f"leaderboards[0].columns[{n}].key",
+                               f"no task of any phase writes {column.get('key')!r}: the column would always be n/a")
+
+    # ----- the whole static check
+    def run_static(self) -> None:
+        for rule in (self.rule_version, self.rule_top_level, self.rule_docker_image, self.rule_tasks,
+                     self.rule_phases, self.rule_leaderboards, self.rule_keys):
+            rule()
+
+    def summary(self) -> str:
+        columns = self.columns()
+        board = (self.yaml.get("leaderboards") or [{}])[0]
+        primary = next((c.get("key") for c in columns if c.get("index") == board.get("primary_index", 0)), None)
+        names = [n or "?" for n in self.task_names.values()]
+        return (f"version {self.yaml.get('version')}, {len(list(self.items('tasks')))} task(s) "
+                f"({', '.join(names)}), {len(list(self.items('phases')))} phase(s), leaderboard "
+                f"{board.get('key')!r} with {len(columns)} column(s), primary {primary!r}, "
+                f"{board.get('submission_rule')}, image {self.yaml.get('docker_image')}")
+
+
+# --------------------------------------------------------------------------- rules 22-27: runs
+
+def reference_strings(folder: Path, limit: int = 20000) -> set[str]:
+    """Reference values at full precision (repr), for the rule-26 heuristic: a log line holding one of them
+    echoes the ground truth. Only values with at least 6 significant digits count (no false alarms on 0.5)."""
+    import numpy as np
+
+    values: list[float] = []
+    for path in sorted(folder.rglob("*")):
+        if len(values) >= limit or not path.is_file():
+            continue
+        try:
+            if path.suffix == ".npy":
+                array = np.load(path, allow_pickle=False)
+                if array.dtype.kind == "f":
+                    values += array.ravel()[:limit].tolist()
+            elif path.suffix in (".json", ".csv", ".txt") and path.stat().st_size < 20_000_000:
+                values += [float(x) for x in re.findall(r"-?\d+\.\d{5,}(?:[eE][-+]?\d+)?", path.read_text())]
+        except (OSError, ValueError):
+            continue
+    found = set()
+    for value in values[:limit]:
+        if math.isfinite(value):
+            text = repr(float(value))
+            if len(text.lstrip("-").replace(".", "").lstrip("0").split("e")[0]) >= 6:
+                found.add(text)
+    return found
+
+
+def _log_text(run_dir: Path) -> str:
+    return "\n".join(p.read_text(errors="replace") for p in sorted((run_dir / "logs").glob("*.txt")))
+
+
+def samples_of(root: Path, phase: dict, task_name: str) -> list[Path]:
+    """Sample submissions of a task in the phase's starting kit (kit/<task>/<sample>/, or kit/<sample>/)."""
+    kit = phase.get("starting_kit")
+    if not isinstance(kit, str):
+        return []
+    folder = root / PurePosixPath(kit)
+    if (folder / task_name).is_dir():
+        folder = folder / task_name
+    elif len(phase.get("tasks") or []) != 1 or not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.is_dir())
+
+
+def run_samples(checker: _Checker, work: Path, progress: Callable[[str], None]) -> None:
+    from .demo import expected_to_fail
+    from .runner import RunnerError, run
+
+    detailed = bool(checker.yaml.get("enable_detailed_results"))
+    for p, phase in checker.items("phases"):
+        if not isinstance(phase, dict):
+            continue
+        limit = phase.get("execution_time_limit", PUBLIC_QUEUE_LIMIT)
+        budget = 0.5 * min(float(limit), PUBLIC_QUEUE_LIMIT)
+        for index in phase.get("tasks") or []:
+            name = checker.task_names.get(index)
+            if name is None or index not in checker.task_keys:
+                continue
+            samples = samples_of(checker.root, phase, name)
+            at = f"phases[{p}].starting_kit"
+            if not samples:
+                checker.warn(22, at, f"no sample submissions of {name} in the starting kit: rules 22-27 not run")
+                continue
+            reference = reference_strings(checker.root / "reference_data" / name)
+            repeated = False
+            for sample in samples:
+                progress(f"running {name} / {sample.name}")
+                where = f"{at} ({name}/{sample.name})"
+                try:
+                    result = run(name, sample, work / name / sample.name, root=checker.root, quiet=True)
+                except RunnerError as exc:
+                    checker.error(22, where, f"the runner could not run it: {exc}")
+                    continue
+                output = result.run_dir / "scoring" / "output"
+                for violation in result.violations:
+                    rule = 23 if "metadata" in violation else 25 if "detailed_results" in violation else 22
+                    checker.error(rule, where, violation)
+                if expected_to_fail(sample.name):
+                    if result.exit_code in (0, None):
+                        checker.error(24, where, f"an invalid sample must exit non-zero; exit code {result.exit_code}")
+                    elif not any(line.startswith("ERROR:") for line in result.error.splitlines()):
+                        checker.error(24, where, "stderr has no line starting with 'ERROR:'")
+                else:
+                    if result.exit_code != 0:
+                        first = next((l for l in result.error.splitlines() if l.startswith("ERROR")), "")
+                        checker.error(22, where, f"exit code {result.exit_code} on a valid sample {first}")
+                        continue
+                    if result.elapsed >= budget:
+                        checker.error(14, where, f"took {result.elapsed:.1f} s, not below half of "
+                                                 f"min(execution_time_limit, 600) = {budget:g} s")
+                    if detailed and not (output / "detailed_results.html").is_file():
+                        checker.error(25, where, "enable_detailed_results is true but no detailed_results.html")
+                    if not repeated:
+                        repeated = True
+                        again = run(name, sample, work / name / (sample.name + ".again"), root=checker.root,
+                                    quiet=True)
+                        first_bytes = (output / "scores.json").read_bytes()
+                        second = again.run_dir / "scoring" / "output" / "scores.json"
+                        if not second.is_file() or second.read_bytes() != first_bytes:
+                            checker.error(27, where, "scoring it twice gave different scores.json")
+                leaked = sorted(reference & set(re.findall(r"-?\d+\.\d+(?:e[-+]?\d+)?", _log_text(result.run_dir))))
+                if leaked:
+                    checker.error(26, where, f"the logs echo {len(leaked)} reference value(s) at full precision, "
+                                             f"e.g. {leaked[0]}")
+
+
+# --------------------------------------------------------------------------- entry point
+
+def check_bundle(bundle_path: Path, run: bool = False, image: str | None = None,
+                 progress: Callable[[str], None] = lambda message: None) -> CheckReport:
+    """Check a bundle zip, a bundle folder or a competition YAML file; findings cover every invariant."""
+    bundle_path = Path(bundle_path)
+    image = image or bundle.DOCKER_IMAGE
+    report = CheckReport(str(bundle_path), [])
+    with tempfile.TemporaryDirectory(prefix="codascore-check-") as tmp:
+        tmp = Path(tmp)
+        from_zip = bundle_path.is_file() and bundle_path.suffix.lower() == ".zip"
+        if from_zip:
+            if not zipfile.is_zipfile(bundle_path):
+                report.findings.append(Finding(1, bundle_path.name, "Bad zip file uploaded."))
+                return report
+            with zipfile.ZipFile(bundle_path) as archive:
+                names = archive.namelist()
+            if "competition.yaml" not in names:
+                nested = [n for n in names if n.endswith("/competition.yaml")]
+                hint = f" (it is at {nested[0]}: zip the folder's contents, not the folder)" if nested else ""
+                report.findings.append(Finding(1, "competition.yaml", "competition.yaml is missing from zip, "
+                                               "check your folder structure to make sure it is in the root "
+                                               "directory" + hint))
+                return report
+            root = tmp / "bundle"
+            try:
+                sandbox.safe_extract(bundle_path, root)
+            except (sandbox.UnsafeArchiveError, zipfile.BadZipFile) as exc:
+                report.findings.append(Finding(1, bundle_path.name, f"unsafe or broken archive: {exc}"))
+                return report
+            yaml_file = root / "competition.yaml"
+        elif bundle_path.is_dir():
+            root, yaml_file = bundle_path, bundle_path / "competition.yaml"
+        elif bundle_path.is_file():
+            root, yaml_file = yaml_root_of(bundle_path), bundle_path
+        else:
+            report.findings.append(Finding(1, str(bundle_path), "no such bundle (zip, folder or YAML file)"))
+            return report
+        if not yaml_file.is_file():
+            report.findings.append(Finding(1, "competition.yaml", f"competition.yaml is missing from {bundle_path}"))
+            return report
+        try:
+            competition, duplicates = load_yaml(yaml_file.read_text())
+        except yaml.YAMLError as exc:
+            report.findings.append(Finding(1, "competition.yaml", f"not valid YAML: {exc}"))
+            return report
+        if not isinstance(competition, dict):
+            report.findings.append(Finding(1, "competition.yaml", "must be a YAML mapping"))
+            return report
+        checker = _Checker(root, competition, from_zip, image)
+        for key, line in duplicates:
+            checker.warn(1, f"line {line}", f"duplicated key {key!r}: PyYAML and Codabench silently keep the "
+                                            "last one")
+        checker.run_static()
+        if run:
+            run_samples(checker, tmp / "runs", progress)
+        report.findings = checker.findings
+        report.summary = checker.summary()
+    return report
+
+
+def format_report(report: CheckReport) -> str:
+    lines = report.messages()
+    if report.ok:
+        lines.append(f"OK {report.bundle}: {report.summary}; {len(report.warnings)} warning(s)")
+    else:
+        lines.append(f"FAILED {report.bundle}: {len(report.errors)} violation(s), {len(report.warnings)} "
+                     "warning(s)")
+    return "\n".join(lines)
