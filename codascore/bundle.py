@@ -130,15 +130,18 @@ def bundle_entries(yaml_file: Path, root: Path, warn=print) -> list[tuple[str, P
     competition = yaml.safe_load(Path(yaml_file).read_text()) or {}
     probe = _Checker(root, competition, from_zip=False, image=DOCKER_IMAGE)
     entries: dict[str, Path | bytes] = {"competition.yaml": Path(yaml_file).read_bytes()}
-    programs = {value.rstrip("/") for task in competition.get("tasks") or [] if isinstance(task, dict)
+    left_out: dict[str, list[str]] = {}
+    tasks = [task for task in competition.get("tasks") or [] if isinstance(task, dict)]
+    programs = {value.rstrip("/") for task in tasks
                 for key, value in task.items() if key in PROGRAM_KEYS and isinstance(value, str)}
+    task_names = {probe.task_name(task) for task in tasks} - {None}
     for where, value, task in referenced_paths(competition):
         name = value.strip("/")
         source = root / name
         if not source.exists():
             reason = probe.missing_reason(value, where.rsplit(".", 1)[1], task)
             if reason:
-                warn(f"WARNING: {where}: task {reason[0]} {reason[1]}: {value} left out of the bundle")
+                left_out.setdefault(f"task {reason[0]} {reason[1]}", []).append(value)
                 continue
             hint = " (run `make data` first)" if name.split("/")[0] in (
                 "reference_data", "input_data", "sample_submissions") else ""
@@ -147,7 +150,18 @@ def bundle_entries(yaml_file: Path, root: Path, warn=print) -> list[tuple[str, P
             entries[name] = source
             continue
         listed = program_entries(source) if name in programs else folder_entries(source)
+        if where.startswith("phases["):
+            # A starting kit holding one folder per task (sample_submissions/) keeps only this
+            # competition's tasks: the UAI bundle ships UAI samples, not every family's.
+            listed = [(inner, path) for inner, path in listed
+                      if "." not in inner.split("/")[0] or inner.split("/")[0] in task_names
+                      or "/" not in inner]
+            if not listed:
+                warn(f"WARNING: {where}: {value} holds nothing for this competition's tasks; left out")
+                continue
         entries.update((f"{name}/{inner}", path) for inner, path in listed)
+    for why, values in left_out.items():
+        warn(f"WARNING: {why}: left out of the bundle: {', '.join(values)}")
     return sorted(entries.items())
 
 

@@ -461,13 +461,20 @@ class _Checker:
         name = PurePosixPath(ref.rstrip("/")).name
         return name if "." in name else None
 
-    def missing_reason(self, value: str, field: str, task: dict | None) -> tuple[str, str] | None:
+    def missing_reason(self, value: str, field: str, task: dict | None,
+                       phase_tasks: list[dict] | None = None) -> tuple[str, str] | None:
         """(task name, why) when a missing path is only a warning: its task, or the task's ingestion, is not
-        in this build. The task is the YAML task's, else the one a path like sample_submissions/<task> names."""
+        in this build. The task is the YAML task's, else the one a path like sample_submissions/<task> names,
+        else (a phase's starting kit) every task of the phase."""
         from .registry import get_task
         from .task import ReferenceDataError
 
         name = self.task_name(task) if task else PurePosixPath(value.rstrip("/")).name
+        if (not name or "." not in name) and phase_tasks:
+            reasons = [self.missing_reason(value, field, t) for t in phase_tasks]
+            if all(r and r[1] == "not available in this build" for r in reasons):
+                return reasons[0][0], "not available in this build"
+            return None
         if not name or "." not in name:
             return None
         try:
@@ -478,11 +485,12 @@ class _Checker:
             return name, "has no ingestion in this build"
         return None
 
-    def absent_ok(self, value: str, field: str, task: dict | None, at: str) -> bool:
+    def absent_ok(self, value: str, field: str, task: dict | None, at: str,
+                  phase_tasks: list[dict] | None = None) -> bool:
         """True (and noted) when value is missing only because its task is not complete in this build."""
         if (self.root / PurePosixPath(value)).exists() or UUID.match(value):
             return False
-        reason = self.missing_reason(value, field, task)
+        reason = self.missing_reason(value, field, task, phase_tasks)
         if reason is None:
             return False
         name, why = reason
@@ -600,8 +608,11 @@ class _Checker:
                 elif limit > PUBLIC_QUEUE_LIMIT and "queue" not in self.yaml:
                     self.warn(14, f"{at}.execution_time_limit",
                               f"{limit} s: the public queue caps every step at 600-1200 s")
+            by_index = {t.get("index"): t for _, t in self.items("tasks") if isinstance(t, dict)}
+            phase_tasks = [by_index[t] for t in (tasks if isinstance(tasks, list) else []) if t in by_index]
             for key in ("starting_kit", "public_data"):
-                if isinstance(phase.get(key), str) and not self.absent_ok(phase[key], key, None, f"{at}.{key}"):
+                if isinstance(phase.get(key), str) and not self.absent_ok(phase[key], key, None, f"{at}.{key}",
+                                                                          phase_tasks):
                     self.resolve(phase[key], f"{at}.{key}")
         ordered = self.phases_in_platform_order()
         if ordered and ordered[0][1].get("auto_migrate_to_this_phase"):

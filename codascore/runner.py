@@ -91,22 +91,48 @@ def find_layout(root: Path, task_name: str) -> TaskLayout:
 
 
 def _apply_competition_yaml(path: Path, layout: TaskLayout) -> None:
+    """Take the task's folders, phase time limit and leaderboard keys from the competition YAML: the task
+    entry is the one whose reference data is the task's (by its task.yaml, else by the folder's name)."""
     if not path.is_file():
         return
+    root = path.parent
     competition = yaml.safe_load(path.read_text()) or {}
-    wanted = f"reference_data/{layout.task}"
-    indexes = [t.get("index") for t in competition.get("tasks", [])
-               if str(t.get("reference_data", "")).rstrip("/") == wanted]
-    if not indexes:
+    entries = [t for t in competition.get("tasks") or [] if isinstance(t, dict)
+               and _names_task(root, t.get("reference_data"), layout.task)]
+    if not entries:
         return
-    for phase in competition.get("phases", []):
-        if indexes[0] in phase.get("tasks", []):
+    entry = entries[0]
+    for field in ("scoring_program", "reference_data"):
+        folder = root / str(entry.get(field, "")).strip("/")
+        if entry.get(field) and folder.is_dir():
+            setattr(layout, field, folder)
+    if layout.ingestion_program is not None:
+        for field in ("ingestion_program", "input_data"):
+            folder = root / str(entry.get(field, "")).strip("/")
+            if entry.get(field) and folder.is_dir():
+                setattr(layout, field, folder)
+    for phase in competition.get("phases") or []:
+        if isinstance(phase, dict) and entry.get("index") in (phase.get("tasks") or []):
             layout.time_limit = float(phase.get("execution_time_limit", DEFAULT_TIME_LIMIT))
             break
     boards = competition.get("leaderboards") or []
     if boards:
         layout.leaderboard_keys = tuple(c["key"] for c in boards[0].get("columns", [])
                                         if not c.get("computation"))
+
+
+def _names_task(root: Path, reference: object, task_name: str) -> bool:
+    """Whether a YAML reference_data path holds the reference data of task_name."""
+    if not isinstance(reference, str):
+        return False
+    folder = root / reference.strip("/")
+    spec = folder / "task.yaml"
+    if spec.is_file():
+        try:
+            return (yaml.safe_load(spec.read_text()) or {}).get("task") == task_name
+        except yaml.YAMLError:
+            return False
+    return folder.name == task_name
 
 
 # --------------------------------------------------------------------------- worker emulation

@@ -1,0 +1,128 @@
+"""The bundle builder: deterministic zips laid out as Codabench expects, accepted by the checker, and scoring
+every sample submission exactly as the project does (`make demo`) once extracted."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import REPO_ROOT
+from codascore import bundle, checker, runner, sandbox
+from codascore.cli import main as cli_main
+from codascore.registry import all_tasks
+
+NAMES = sorted(bundle.competition_files(REPO_ROOT))
+
+
+@pytest.fixture(scope="session")
+def project_root() -> Path:
+    """The project with its generated data (made here when `make data` has not run)."""
+    for name, task in all_tasks().items():
+        if not (REPO_ROOT / "reference_data" / name).is_dir():
+            task.generate(REPO_ROOT, dict(task.defaults), progress=lambda message: None)
+    return REPO_ROOT
+
+
+@pytest.fixture(scope="session")
+def built(project_root, tmp_path_factory) -> dict[str, Path]:
+    out = tmp_path_factory.mktemp("dist")
+    return {name: bundle.build_bundle(name, project_root, out, warn=lambda message: None) for name in NAMES}
+
+
+def test_every_competition_of_the_project_is_built():
+    assert NAMES == ["ariel", "srbench", "suite", "uai", "weak_lensing"]
+
+
+def test_building_twice_gives_byte_identical_zips(project_root, built, tmp_path):
+    for name, first in built.items():
+        again = bundle.build_bundle(name, project_root, tmp_path, warn=lambda message: None)
+        assert again.read_bytes() == first.read_bytes(), name
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_zip_layout_follows_the_yaml(built, project_root, name):
+    with zipfile.ZipFile(built[name]) as archive:
+        infos = archive.infolist()
+        names = [i.filename for i in infos]
+        source = bundle.competition_files(project_root)[name]
+        assert archive.read("competition.yaml") == source.read_bytes()
+    competition = yaml.safe_load(source.read_text())
+    assert names == sorted(names)
+    assert all(i.date_time == bundle.ZIP_DATE and (i.external_attr >> 16) == 0o100644 for i in infos)
+    assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".DS_Store"))]
+    assert competition["image"] in names and competition["terms"] in names
+    for task in competition["tasks"]:
+        for program in ("scoring_program", "ingestion_program"):
+            folder = task[program]
+            assert f"{folder}/metadata.yaml" in names
+            # The library travels inside every program folder: Codabench mounts nothing else.
+            assert f"{folder}/codascore/codabench.py" in names and f"{folder}/codascore/checker.py" in names
+        reference = project_root / task["reference_data"]
+        if reference.is_dir():
+            expected = {f"{task['reference_data']}/{n}" for n, _ in bundle.folder_entries(reference)}
+            assert expected <= set(names)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_the_checker_accepts_every_built_bundle(built, name):
+    report = checker.check_bundle(built[name])
+    assert report.ok, report.messages()
+
+
+def test_cli_bundle_writes_dist_name_zip_and_checks_it(project_root, tmp_path, capsys):
+    assert cli_main(["bundle", "weak_lensing", "--root", str(project_root), "--out", str(tmp_path),
+                     "--check"]) == 0
+    out = capsys.readouterr().out
+    assert (tmp_path / "weak_lensing.zip").is_file()
+    assert "OK " in out and "weak_lensing.zip" in out
+
+
+def test_cli_bundle_refuses_an_unknown_name(project_root, tmp_path, capsys):
+    assert cli_main(["bundle", "nonesuch", "--root", str(project_root), "--out", str(tmp_path)]) == 1
+    assert "no competition named 'nonesuch'" in capsys.readouterr().err
+
+
+def test_a_missing_folder_of_an_available_task_stops_the_build(tmp_path):
+    root = tmp_path / "project"
+    (root / "competitions").mkdir(parents=True)
+    (root / "competitions" / "x.yaml").write_text(
+        "version: 2\ntasks:\n  - index: 0\n    scoring_program: scoring_program\n"
+        "    reference_data: reference_data/weak_lensing.phase1\n")
+    with pytest.raises(bundle.BundleError, match=r"tasks\[0\].scoring_program names 'scoring_program'"):
+        bundle.build_bundle("x", root, tmp_path / "dist")
+
+
+# ----- end to end: every built zip, extracted, scores every sample as the project does (make demo)
+
+@pytest.fixture(scope="session")
+def demo_scores(project_root, tmp_path_factory) -> dict[tuple[str, str], tuple[int | None, dict]]:
+    """(task, sample) -> (exit code, scores) from the project tree, the way `make demo` runs them."""
+    out = tmp_path_factory.mktemp("demo")
+    results = {}
+    for task in all_tasks():
+        for sample in sorted(p for p in (project_root / "sample_submissions" / task).iterdir() if p.is_dir()):
+            result = runner.run(task, sample, out / task / sample.name, root=project_root, quiet=True)
+            results[(task, sample.name)] = (result.exit_code, result.scores)
+    return results
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_each_extracted_bundle_scores_every_sample_like_the_demo(built, demo_scores, tmp_path, name):
+    root = tmp_path / "bundle"
+    sandbox.safe_extract(built[name], root)
+    ran = 0
+    for (task, sample), (exit_code, scores) in sorted(demo_scores.items()):
+        folder = root / "sample_submissions" / task / sample
+        if not folder.is_dir() or not (root / "reference_data" / task).is_dir():
+            continue
+        result = runner.run(task, folder, tmp_path / "runs" / task / sample, root=root, quiet=True)
+        assert (result.exit_code, result.scores) == (exit_code, scores), (name, task, sample)
+        assert not result.violations, result.violations
+        ran += 1
+    competition = yaml.safe_load((root / "competition.yaml").read_text())
+    available = {t for t, _ in demo_scores}
+    assert ran > 0 or not available & {Path(t.get("reference_data", "")).name for t in competition["tasks"]}

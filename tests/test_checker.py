@@ -1,0 +1,405 @@
+"""The bundle checker rejects each broken fixture bundle with the right rule, YAML path and message, and
+accepts the valid one. Fixture bundles are made here in code: a valid minimal bundle, then one change each."""
+
+from __future__ import annotations
+
+import copy
+import io
+import zipfile
+from pathlib import Path
+from typing import Callable
+
+import pytest
+import yaml
+
+from codascore import bundle, checker
+from codascore.cli import main as cli_main
+from codascore.registry import get_task
+from codascore.task import Task
+
+TASK = "weak_lensing.phase1"
+PHASE1_KEYS = get_task(TASK).score_keys  # score, avg_coverage, R_squared, MSE
+
+# The smallest real PNG: signature, IHDR (1x1 grey), IDAT, IEND.
+PNG = bytes.fromhex("89504e470d0a1a0a0000000d49484452000000010000000108000000003a7e9b55"
+                    "0000000a49444154789c63600000000200015f8cd6a50000000049454e44ae426082")
+
+
+def valid_yaml() -> dict:
+    columns = [{"title": key, "key": key, "index": i, "sorting": "asc" if key == "MSE" else "desc",
+                "precision": 4} for i, key in enumerate(PHASE1_KEYS)]
+    return {
+        "version": 2,
+        "title": "Fixture competition",
+        "image": "logo.png",
+        "terms": "pages/terms.md",
+        "pages": [{"title": "Overview", "file": "pages/overview.md"}],
+        "docker_image": bundle.DOCKER_IMAGE,
+        "enable_detailed_results": True,
+        "tasks": [{"index": 0, "name": "Phase 1", "scoring_program": "scoring_program",
+                   "reference_data": f"reference_data/{TASK}"}],
+        "phases": [
+            {"name": "First", "start": "2026-01-01", "end": "2026-01-31 23:59:59", "tasks": [0],
+             "execution_time_limit": 600},
+            {"name": "Second", "start": "2026-02-01", "tasks": [0], "execution_time_limit": 600},
+        ],
+        "leaderboards": [{"title": "Results", "key": "main", "submission_rule": "Force_Last",
+                          "primary_index": 0, "columns": columns}],
+    }
+
+
+SCORER = "import sys\nprint('scoring', sys.argv[1:])\n"
+
+
+def write_bundle(folder: Path, competition: dict | str, files: dict[str, bytes | str | None] | None = None) -> Path:
+    """A bundle folder: the YAML plus the files a valid bundle needs; files overrides (None deletes)."""
+    base: dict[str, bytes | str | None] = {
+        "logo.png": PNG,
+        "pages/terms.md": "# Terms\n\nBe fair.\n",
+        "pages/overview.md": "# Overview\n\nA fixture.\n",
+        "scoring_program/metadata.yaml": "command: python3 /app/program/score.py /app/input /app/output\n",
+        "scoring_program/score.py": SCORER,
+        f"reference_data/{TASK}/task.yaml": f"task: {TASK}\n",
+    }
+    base.update(files or {})
+    folder.mkdir(parents=True, exist_ok=True)
+    text = competition if isinstance(competition, str) else yaml.safe_dump(competition, sort_keys=False)
+    (folder / "competition.yaml").write_text(text)
+    for name, content in base.items():
+        if content is None:
+            continue
+        path = folder / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    return folder
+
+
+def zip_folder(folder: Path, target: Path) -> Path:
+    target.write_bytes(bundle.zip_bytes(bundle.folder_entries(folder)))
+    return target
+
+
+def errors(report: checker.CheckReport) -> list[str]:
+    return [str(f) for f in report.errors]
+
+
+def test_the_valid_fixture_passes_as_folder_and_zip(tmp_path):
+    folder = write_bundle(tmp_path / "ok", valid_yaml())
+    for target in (folder, zip_folder(folder, tmp_path / "ok.zip")):
+        report = checker.check_bundle(target)
+        assert report.ok, errors(report)
+        assert "leaderboard 'main' with 4 column(s), primary 'score'" in report.summary
+
+
+def _set(path: str, value) -> Callable[[dict], None]:
+    """A mutation setting a dotted YAML path (list items as [i]); value checker.DELETE removes it."""
+    def mutate(data: dict) -> None:
+        parts = path.replace("[", ".").replace("]", "").split(".")
+        node = data
+        for part in parts[:-1]:
+            node = node[int(part)] if part.isdigit() else node[part]
+        last = int(parts[-1]) if parts[-1].isdigit() else parts[-1]
+        if value is DELETE:
+            del node[last]
+        else:
+            node[last] = copy.deepcopy(value)
+    return mutate
+
+
+DELETE = object()
+
+
+def _rename_leaderboards(data):
+    data["leaderboard"] = data.pop("leaderboards")[0]
+
+
+def _add_column(**column):
+    def mutate(data):
+        data["leaderboards"][0]["columns"].append({"title": "Extra", "index": 9, "sorting": "desc", **column})
+    return mutate
+
+
+def _many(*mutations):
+    def mutate(data):
+        for m in mutations:
+            m(data)
+    return mutate
+
+
+# (id, YAML mutation, file overrides, rule, YAML path, message fragment)
+YAML_CASES = [
+    ("missing version", _set("version", DELETE), None, 2, "version", "without `version: 2`"),
+    ("version 2.0", _set("version", 2.0), None, 2, "version", "is not the integer 2"),
+    ("version '2'", _set("version", "2"), None, 2, "version", "is not the integer 2"),
+    ("singular leaderboard", _rename_leaderboards, None, 15, "leaderboards",
+     "Could not find leaderboards in the competition yaml"),
+    ("37-char column key", _set("leaderboards[0].columns[1].key", "k" * 37), None, 17,
+     "leaderboards[0].columns[1].key", "37 characters; Codabench allows at most 36"),
+    ("37-char column title", _set("leaderboards[0].columns[3].title", "t" * 37), None, 17,
+     "leaderboards[0].columns[3].title", "37 characters; Codabench allows at most 36"),
+    ("duplicate column index", _set("leaderboards[0].columns[2].index", 1), None, 17,
+     "leaderboards[0].columns[2].index", "Columns must have unique indexes!"),
+    ("duplicate column key", _set("leaderboards[0].columns[2].key", "avg_coverage"), None, 17,
+     "leaderboards[0].columns[2].key", "Columns must have unique keys!"),
+    ("negative column index", _set("leaderboards[0].columns[3].index", -1), None, 17,
+     "leaderboards[0].columns[3].index", "is negative"),
+    ("overlapping phases", _set("phases[1].start", "2026-01-15"), None, 11, "phases[1].start",
+     "Phases must be sequential"),
+    ("equal phase dates", _many(_set("phases[0].end", "2026-02-01"), _set("phases[1].start", "2026-02-01")),
+     None, 11, "phases[1].start", "Phases dates conflict"),
+    ("missing end on a non-last phase", _set("phases[0].end", DELETE), None, 11, "phases[0].end",
+     "Phase: First must have an end time because it has a phase after it."),
+    ("phase ends before it starts", _set("phases[0].end", "2025-12-01"), None, 11, "phases[0].end",
+     "before it starts"),
+    ("unknown task index in a phase", _set("phases[1].tasks", [0, 7]), None, 10, "phases[1].tasks[1]",
+     "unknown task index 7"),
+    ("phase without tasks", _set("phases[0].tasks", []), None, 10, "phases[0].tasks",
+     "Phases must contain at least one task to be valid"),
+    ("phase without start", _set("phases[0].start", DELETE), None, 10, "phases[0].start",
+     "missing: phase needs `start`"),
+    ("month-first date", _set("phases[1].start", "2-01-2026"), None, 12, "phases[1].start",
+     "is not an ISO date"),
+    ("auto_migrate on the first phase", _set("phases[0].auto_migrate_to_this_phase", True), None, 13,
+     "phases[0].auto_migrate_to_this_phase", "You cannot auto migrate to the first phase of a competition"),
+    ("no execution_time_limit", _set("phases[1].execution_time_limit", DELETE), None, 14,
+     "phases[1].execution_time_limit", "missing: phase needs `execution_time_limit`"),
+    ("missing terms file", None, {"pages/terms.md": None}, 3, "terms", "Unable to find terms: pages/terms.md"),
+    ("no terms key", _set("terms", DELETE), None, 3, "terms",
+     "A file containing the terms of this competition has not been supplied"),
+    ("empty page", None, {"pages/overview.md": "  \n"}, 3, "pages[0].file",
+     "Page 'pages/overview.md' is empty, it must contain content."),
+    ("missing page", _set("pages[0].file", "pages/missing.md"), None, 3, "pages[0].file",
+     "Unable to find page: pages/missing.md"),
+    ("no pages key", _set("pages", DELETE), None, 3, "pages", "'NoneType' object is not iterable"),
+    ("page title over 255", _set("pages[0].title", "p" * 256), None, 3, "pages[0].title",
+     "256 characters; Codabench allows at most 255"),
+    ("title over 256", _set("title", "c" * 257), None, 3, "title", "257 characters"),
+    ("missing image", None, {"logo.png": None}, 3, "image", "Unable to find image: logo.png"),
+    ("no image key", _set("image", DELETE), None, 3, "image",
+     "An image for this competition could not be found in the yaml"),
+    ("non-image logo", None, {"logo.png": "not a picture"}, 3, "image", "is not a PNG or JPEG image"),
+    ("wrong docker_image", _set("docker_image", "codalab/codalab-legacy:py37"), None, 4, "docker_image",
+     "is not the project's image"),
+    ("no docker_image", _set("docker_image", DELETE), None, 4, "docker_image",
+     "missing: Codabench then uses codalab/codalab-legacy:py37"),
+    ("duplicate task index", lambda d: d["tasks"].append({**d["tasks"][0], "name": "Again"}), None, 6,
+     "tasks[1].index", "ERROR: Duplicate task indexes. Index: 0"),
+    ("task without scoring_program", _set("tasks[0].scoring_program", DELETE), None, 6,
+     "tasks[0].scoring_program", "missing: task needs `scoring_program`"),
+    ("no tasks", _set("tasks", []), None, 6, "tasks", "No tasks listed in this competition"),
+    ("missing reference data", _set("tasks[0].reference_data", "reference_data/nowhere"), None, 7,
+     "tasks[0].reference_data", 'Cannot find dataset: "reference_data/nowhere"'),
+    ("path escaping the bundle", _set("tasks[0].scoring_program", "../scoring_program"), None, 7,
+     "tasks[0].scoring_program", "must be a relative path inside the bundle"),
+    ("program zip with a wrapper folder", _set("tasks[0].scoring_program", "scoring.zip"),
+     {"scoring.zip": "WRAPPED"}, 7, "tasks[0].scoring_program", "holds a single wrapper folder 'scoring_program'"),
+    ("program without metadata", None, {"scoring_program/metadata.yaml": None}, 8, "tasks[0].scoring_program",
+     "has no metadata.yaml (or metadata) at its root"),
+    ("program without metadata command", None, {"scoring_program/metadata.yaml": "description: no command\n"},
+     8, "tasks[0].scoring_program", "has no `command`: nothing runs"),
+    ("command with shell syntax", None,
+     {"scoring_program/metadata.yaml": "command: cd /app/program && python3 score.py > log.txt\n"},
+     8, "tasks[0].scoring_program (scoring_program/metadata.yaml: command)", "shell syntax && >"),
+    ("legacy $tokens", None,
+     {"scoring_program/metadata.yaml": "command: python3 $program/score.py $input $output\n"},
+     8, "tasks[0].scoring_program (scoring_program/metadata.yaml: command)",
+     "legacy token(s) $program, $input, $output"),
+    ("command relying on execute bits", None,
+     {"scoring_program/metadata.yaml": "command: /app/program/score.py /app/input /app/output\n"},
+     8, "tasks[0].scoring_program (scoring_program/metadata.yaml: command)", "is not an interpreter"),
+    ("command naming a missing script", None,
+     {"scoring_program/metadata.yaml": "command: python3 /app/program/scorer.py /app/input /app/output\n"},
+     8, "tasks[0].scoring_program (scoring_program/metadata.yaml: command)", "which the program does not hold"),
+    ("ingestion_only_during_scoring without ingestion", _set("tasks[0].ingestion_only_during_scoring", True),
+     None, 9, "tasks[0].ingestion_only_during_scoring", "the task has no ingestion_program"),
+    ("two leaderboards", lambda d: d["leaderboards"].append(copy.deepcopy(d["leaderboards"][0])) or
+     _set("leaderboards[1].submission_rule", "Force_Everything")(d), None, 16,
+     "leaderboards[1].submission_rule", "'Force_Everything' is not one of"),
+    ("leaderboard key over 36", _set("leaderboards[0].key", "b" * 37), None, 15, "leaderboards[0].key",
+     "37 characters"),
+    ("leaderboard without columns", _set("leaderboards[0].columns", []), None, 15, "leaderboards[0].columns",
+     "Leaderboards require at least 1 column"),
+    ("bad submission_rule", _set("leaderboards[0].submission_rule", "Force_Everything"), None, 16,
+     "leaderboards[0].submission_rule", "'Force_Everything' is not one of Add, "),
+    ("default Add submission_rule", _set("leaderboards[0].submission_rule", "Add"), None, 16,
+     "leaderboards[0].submission_rule", "this product uses Force_Last or Force_Best"),
+    ("missing submission_rule", _set("leaderboards[0].submission_rule", DELETE), None, 16,
+     "leaderboards[0].submission_rule", "missing: leaderboard needs `submission_rule`"),
+    ("missing sorting", _set("leaderboards[0].columns[1].sorting", DELETE), None, 18,
+     "leaderboards[0].columns[1].sorting", "missing: column needs `sorting`"),
+    ("bad sorting", _set("leaderboards[0].columns[1].sorting", "descending"), None, 18,
+     "leaderboards[0].columns[1].sorting", "'descending' is not one of asc, desc"),
+    ("primary_index not a column", _set("leaderboards[0].primary_index", 9), None, 19,
+     "leaderboards[0].primary_index", "9 is not the index of any column"),
+    ("computation without indexes", _add_column(key="mean_two", computation="avg"), None, 20,
+     "leaderboards[0].columns[4].computation_indexes", "Column with computation must have at least 1 column"),
+    ("computation self-reference", _add_column(key="mean_two", computation="avg", computation_indexes=[1, 9]),
+     None, 20, "leaderboards[0].columns[4].computation_indexes[1]", "Cannot self-reference"),
+    ("computation of an unknown column", _add_column(key="mean_two", computation="max",
+                                                     computation_indexes=[1, 12]),
+     None, 20, "leaderboards[0].columns[4].computation_indexes[1]", "12 is not the index of any column"),
+    ("computation: null without indexes", _add_column(key="plain", computation=None), None, 20,
+     "leaderboards[0].columns[4].computation", "`computation: null` without `computation_indexes`"),
+    ("indexes without a computation", _add_column(key="plain", computation_indexes=[1]), None, 20,
+     "leaderboards[0].columns[4].computation_indexes",
+     "Cannot add computation columns without a computation function set"),
+    ("unknown computation", _add_column(key="plain", computation="median", computation_indexes=[1]), None, 20,
+     "leaderboards[0].columns[4].computation", "'median' is not one of avg, sum, min, max"),
+    ("missing column key in a task's scores", _add_column(key="tpr_low_fpr"), None, 21,
+     "leaderboards[0].columns[4].key", "no task of any phase writes 'tpr_low_fpr'"),
+    ("computed key written by a task", _many(_set("leaderboards[0].columns[3].computation", "avg"),
+                                             _set("leaderboards[0].columns[3].computation_indexes", [1, 2])),
+     None, 21, "tasks[0]", "writes 'MSE', a computed column"),
+]
+
+
+@pytest.mark.parametrize("mutate, files, rule, path, fragment",
+                         [case[1:] for case in YAML_CASES], ids=[case[0] for case in YAML_CASES])
+def test_each_broken_fixture_is_rejected_with_its_rule_path_and_message(tmp_path, mutate, files, rule, path,
+                                                                        fragment):
+    data = valid_yaml()
+    if mutate:
+        mutate(data)
+    if files and files.get("scoring.zip") == "WRAPPED":
+        files = {"scoring.zip": bundle.zip_bytes([("scoring_program/metadata.yaml", b"command: python3 s.py\n"),
+                                                  ("scoring_program/s.py", b"print(1)\n")])}
+    report = checker.check_bundle(write_bundle(tmp_path / "b", data, files))
+    assert not report.ok
+    matching = [f for f in report.errors if f.rule == rule and f.path == path and fragment in f.message]
+    assert matching, f"wanted [rule {rule}] {path}: ...{fragment}...; got:\n" + "\n".join(errors(report))
+
+
+def test_at_least_25_distinct_rules_are_covered_by_fixtures():
+    assert len(YAML_CASES) >= 25
+    assert {case[3] for case in YAML_CASES} >= set(range(2, 22)) - {5}
+
+
+def test_ignored_and_misspelled_keys_are_warnings(tmp_path):
+    data = valid_yaml()
+    data["phases"][0]["max_submissions_per_person"] = 3
+    data["phases"][0]["accepts_only_result_submissions"] = True
+    data["leaderboards"][0]["columns"][0]["sortng"] = "desc"
+    report = checker.check_bundle(write_bundle(tmp_path / "b", data))
+    assert report.ok, errors(report)
+    warned = {(f.rule, f.path) for f in report.warnings}
+    assert {(5, "phases[0].max_submissions_per_person"), (5, "phases[0].accepts_only_result_submissions"),
+            (5, "leaderboards[0].columns[0].sortng")} <= warned
+
+
+def test_duplicated_yaml_keys_are_warned_with_their_line(tmp_path):
+    text = yaml.safe_dump(valid_yaml(), sort_keys=False) + "title: Second title\n"
+    report = checker.check_bundle(write_bundle(tmp_path / "b", text))
+    assert any(f.rule == 1 and "duplicated key 'title'" in f.message for f in report.warnings)
+
+
+def test_not_a_zip_is_rejected(tmp_path):
+    fake = tmp_path / "bundle.zip"
+    fake.write_text("PK? no")
+    report = checker.check_bundle(fake)
+    assert [str(f) for f in report.findings] == ["ERROR [rule 1] bundle.zip: Bad zip file uploaded."]
+
+
+def test_competition_yaml_inside_a_wrapper_folder_is_rejected(tmp_path):
+    folder = write_bundle(tmp_path / "b", valid_yaml())
+    target = tmp_path / "wrapped.zip"
+    target.write_bytes(bundle.zip_bytes(bundle.folder_entries(folder, prefix="my_bundle/")))
+    report = checker.check_bundle(target)
+    assert not report.ok
+    assert "competition.yaml is missing from zip" in report.errors[0].message
+    assert "my_bundle/competition.yaml" in report.errors[0].message
+
+
+def test_a_zipped_program_importing_the_library_must_hold_it(tmp_path):
+    folder = write_bundle(tmp_path / "b", valid_yaml(),
+                          {"scoring_program/score.py": "from codascore.codabench import score_main\n"})
+    assert checker.check_bundle(folder).ok  # a source folder: the builder adds the library
+    report = checker.check_bundle(zip_folder(folder, tmp_path / "b.zip"))
+    assert any(f.rule == 8 and "does not hold the library" in f.message for f in report.errors)
+
+
+def test_explicit_bash_c_may_use_shell_syntax(tmp_path):
+    files = {"scoring_program/metadata.yaml": "command: bash -c \"python3 score.py /app/input /app/output\"\n"}
+    report = checker.check_bundle(write_bundle(tmp_path / "b", valid_yaml(), files))
+    assert report.ok, errors(report)
+
+
+def test_a_task_not_in_this_build_is_a_warning_not_a_crash(tmp_path):
+    data = valid_yaml()
+    data["tasks"].append({"index": 1, "name": "Elsewhere", "scoring_program": "scoring_program",
+                          "reference_data": "reference_data/nofamily.task"})
+    data["phases"][1]["tasks"] = [1]
+    data["phases"][1]["starting_kit"] = "sample_submissions/nofamily.task"
+    report = checker.check_bundle(write_bundle(tmp_path / "b", data))
+    assert report.ok, errors(report)
+    [warning] = [f for f in report.warnings if "not available in this build" in f.message]
+    assert warning.path == "tasks[1]" and "task nofamily.task not available in this build" in warning.message
+    assert "reference_data/nofamily.task" in warning.message and "sample_submissions/nofamily.task" in warning.message
+
+
+class _Phase2Like(Task):
+    name = "weak_lensing.fixture_phase2"
+    score_keys = ("score", "tpr_low_fpr")
+
+
+def _with_fixture_task(monkeypatch):
+    import codascore.registry as registry
+
+    real = registry.get_task
+    monkeypatch.setattr(registry, "get_task",
+                        lambda name: _Phase2Like() if name == _Phase2Like.name else real(name))
+
+
+def _two_phase_yaml(second_phase_tasks: list[int]) -> dict:
+    data = valid_yaml()
+    data["tasks"].append({"index": 1, "name": "Phase 2", "scoring_program": "scoring_program",
+                          "reference_data": f"reference_data/{_Phase2Like.name}"})
+    data["phases"][1]["tasks"] = second_phase_tasks
+    _add_column(key="tpr_low_fpr", index=4)(data)
+    return data
+
+
+def test_phase_specific_columns_are_checked_per_phase(tmp_path, monkeypatch):
+    """Weak lensing's design: both phases share leaderboards[0]; each phase writes the primary key and its
+    own columns, and leaves the other phase's columns empty. That is accepted."""
+    _with_fixture_task(monkeypatch)
+    files = {f"reference_data/{_Phase2Like.name}/task.yaml": f"task: {_Phase2Like.name}\n"}
+    report = checker.check_bundle(write_bundle(tmp_path / "b", _two_phase_yaml([1]), files))
+    assert report.ok, errors(report)
+
+
+def test_a_phase_whose_tasks_write_different_columns_is_rejected(tmp_path, monkeypatch):
+    _with_fixture_task(monkeypatch)
+    files = {f"reference_data/{_Phase2Like.name}/task.yaml": f"task: {_Phase2Like.name}\n"}
+    report = checker.check_bundle(write_bundle(tmp_path / "b", _two_phase_yaml([0, 1]), files))
+    messages = errors(report)
+    assert any("leaderboards[0].columns[4].key" in m and "task weak_lensing.phase1 never writes 'tpr_low_fpr'"
+               in m for m in messages), messages
+    assert any("leaderboards[0].columns[1].key" in m and f"task {_Phase2Like.name} never writes 'avg_coverage'"
+               in m for m in messages), messages
+
+
+def test_a_primary_key_missing_from_a_phase_says_it_would_rank_first(tmp_path, monkeypatch):
+    _with_fixture_task(monkeypatch)
+    data = _two_phase_yaml([1])
+    data["leaderboards"][0]["primary_index"] = 1  # avg_coverage, which the Phase 2 task never writes
+    files = {f"reference_data/{_Phase2Like.name}/task.yaml": f"task: {_Phase2Like.name}\n"}
+    report = checker.check_bundle(write_bundle(tmp_path / "b", data, files))
+    assert any("never writes 'avg_coverage'" in f.message and "rank first" in f.message for f in report.errors)
+
+
+def test_cli_check_exits_1_listing_every_violation_and_0_with_a_summary(tmp_path, capsys):
+    good = write_bundle(tmp_path / "good", valid_yaml())
+    bad_data = valid_yaml()
+    bad_data["version"] = 2.0
+    bad_data["leaderboards"][0]["columns"][1]["key"] = "k" * 37
+    bad = write_bundle(tmp_path / "bad", bad_data)
+    assert cli_main(["check", str(good)]) == 0
+    assert "OK " in capsys.readouterr().out
+    assert cli_main(["check", str(bad)]) == 1
+    out = capsys.readouterr().out
+    assert "ERROR [rule 2] version:" in out and "ERROR [rule 17] leaderboards[0].columns[1].key:" in out
+    assert "FAILED" in out
+
+
+def test_every_rule_has_a_text():
+    assert sorted(checker.RULES) == list(range(1, 28))
