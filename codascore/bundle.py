@@ -86,7 +86,8 @@ class BundleError(Exception):
 
 
 def competition_files(root: Path) -> dict[str, Path]:
-    """Bundle name -> competition YAML: ``suite`` is root/competition.yaml, a family is competitions/<family>.yaml."""
+    """Bundle name -> competition YAML: ``suite`` is root/competition.yaml, a family's is
+    competitions/<family>.yaml."""
     root = Path(root)
     found = {"suite": root / "competition.yaml"} if (root / "competition.yaml").is_file() else {}
     for path in sorted((root / "competitions").glob("*.yaml")):

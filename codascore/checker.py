@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime as dt
-import json
 import math
 import re
 import shlex
@@ -230,6 +229,24 @@ class CheckReport:
         return [str(f) for f in self.findings]
 
 
+def bundle_path(root: Path, value: Any) -> Path | None:
+    """root/value for a usable relative path (no absolute path, no '..', no over-long name), else None."""
+    if not isinstance(value, str) or not value or "\\" in value or len(value) > 1024:
+        return None
+    pure = PurePosixPath(value)
+    if pure.is_absolute() or ".." in pure.parts or any(len(part) > 255 for part in pure.parts):
+        return None
+    return root / pure
+
+
+def hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
 # --------------------------------------------------------------------------- YAML loading
 
 class _DuplicateKeyLoader(yaml.SafeLoader):
@@ -283,6 +300,7 @@ class _Checker:
         self.task_keys: dict[Any, tuple[str, ...]] = {}  # task index -> declared score keys
         self.unavailable: set[str] = set()
         self.absent: dict[str, list[str]] = {}          # unavailable task -> its paths missing here
+        self.references: dict[Any, Path] = {}           # task index -> its reference data folder
 
     def error(self, rule: int, path: str, message: str) -> None:
         self.findings.append(Finding(rule, path or "(top level)", message))
@@ -328,14 +346,18 @@ class _Checker:
         value = self.yaml.get(key)
         return enumerate(value) if isinstance(value, list) else iter(())
 
+    def task_positions(self) -> dict[Any, int]:
+        """Task index -> position in `tasks`, for the tasks with a usable index."""
+        return {t.get("index"): i for i, t in self.items("tasks")
+                if isinstance(t, dict) and hashable(t.get("index"))}
+
     # ----- paths
     def resolve(self, value: str, at: str, rule: int = 7, quiet_missing: bool = False) -> Path | None:
         """The bundle file a YAML path names, or None (with a finding) when it is not there."""
-        pure = PurePosixPath(value)
-        if pure.is_absolute() or ".." in pure.parts or "\\" in value:
-            self.error(rule, at, f"{value!r} must be a relative path inside the bundle")
+        path = bundle_path(self.root, value)
+        if path is None:
+            self.error(rule, at, f"{value[:80]!r} must be a relative path inside the bundle")
             return None
-        path = self.root / pure
         if path.exists():
             return path
         if UUID.match(value):
@@ -418,6 +440,8 @@ class _Checker:
             if not self.check_fields("task", task, at):
                 continue
             index = task.get("index")
+            if not hashable(index):
+                continue
             if index in seen:
                 self.error(6, f"{at}.index", f"ERROR: Duplicate task indexes. Index: {index} "
                                              f"(also tasks[{seen[index]}])")
@@ -449,7 +473,9 @@ class _Checker:
         ref = task.get("reference_data")
         if not isinstance(ref, str):
             return None
-        folder = self.root / PurePosixPath(ref)
+        folder = bundle_path(self.root, ref)
+        if folder is None:
+            return None
         spec = folder / "task.yaml"
         if spec.is_file():
             try:
@@ -488,7 +514,8 @@ class _Checker:
     def absent_ok(self, value: str, field: str, task: dict | None, at: str,
                   phase_tasks: list[dict] | None = None) -> bool:
         """True (and noted) when value is missing only because its task is not complete in this build."""
-        if (self.root / PurePosixPath(value)).exists() or UUID.match(value):
+        path = bundle_path(self.root, value)
+        if path is None or path.exists() or UUID.match(value):
             return False
         reason = self.missing_reason(value, field, task, phase_tasks)
         if reason is None:
@@ -505,6 +532,8 @@ class _Checker:
         if self.absent_ok(value, field, task, at):
             return
         path = self.resolve(value, at)
+        if path is not None and path.is_dir():
+            self.check_task_yaml(task, field, path, at)
         if path is None:
             if field == "reference_data":
                 self.findings[-1] = dataclasses.replace(self.findings[-1], message=self.findings[-1].message
@@ -512,6 +541,30 @@ class _Checker:
             return
         if path.is_file():
             self.zip_listing(path, at)
+
+    def check_task_yaml(self, task: dict, field: str, folder: Path, at: str) -> None:
+        """codascore's programs choose the task by ref/task.yaml (scoring) and input_data/task.yaml
+        (ingestion): each must be there, and both must name the same task."""
+        if field == "reference_data":
+            self.references[task.get("index")] = folder
+        spec = folder / "task.yaml"
+        if not spec.is_file():
+            self.error(7, at, f"{task[field]} has no task.yaml: the scoring program cannot tell which task "
+                              "to score (it exits 2, an organiser error)")
+            return
+        try:
+            named = (yaml.safe_load(spec.read_text()) or {}).get("task")
+        except (yaml.YAMLError, AttributeError) as exc:
+            self.error(7, at, f"{task[field]}/task.yaml is not a YAML mapping: {exc}")
+            return
+        other = "input_data" if field == "reference_data" else "reference_data"
+        other_folder = bundle_path(self.root, task.get(other))
+        other_spec = other_folder / "task.yaml" if other_folder else None
+        if field == "input_data" and other_spec and other_spec.is_file():
+            expected = (yaml.safe_load(other_spec.read_text()) or {}).get("task")
+            if named != expected:
+                self.error(7, at, f"{task[field]}/task.yaml names task {named!r} but the reference data "
+                                  f"names {expected!r}")
 
     def check_program(self, task: dict, field: str, at: str, index: Any) -> None:
         value = task[field]
@@ -527,8 +580,9 @@ class _Checker:
             names = self.zip_listing(path, at)
             if names is None:
                 return
-            archive = zipfile.ZipFile(path)
-            read = archive.read
+            def read(name: str, archive_path: Path = path) -> bytes:
+                with zipfile.ZipFile(archive_path) as archive:
+                    return archive.read(name)
         metadata = next((n for n in ("metadata.yaml", "metadata") if n in names), None)
         if metadata is None:
             self.error(8, at, f"{value} has no metadata.yaml (or metadata) at its root: Codabench runs "
@@ -585,7 +639,7 @@ class _Checker:
         phases = self.yaml.get("phases")
         if isinstance(phases, list) and not phases:
             self.error(10, "phases", "Unable to find any phases for this competition")
-        defined = {t.get("index") for _, t in self.items("tasks") if isinstance(t, dict)}
+        defined = set(self.task_positions())
         for i, phase in self.items("phases"):
             at = f"phases[{i}]"
             if not self.check_fields("phase", phase, at):
@@ -594,7 +648,7 @@ class _Checker:
             if isinstance(tasks, list) and not tasks:
                 self.error(10, f"{at}.tasks", "Phases must contain at least one task to be valid")
             for j, index in enumerate(tasks if isinstance(tasks, list) else []):
-                if index not in defined:
+                if not hashable(index) or index not in defined:
                     self.error(10, f"{at}.tasks[{j}]", f"unknown task index {index!r} (tasks define "
                                                        f"{sorted(defined, key=str)}): \"Unpacking the bundle "
                                                        "failed\"")
@@ -608,8 +662,10 @@ class _Checker:
                 elif limit > PUBLIC_QUEUE_LIMIT and "queue" not in self.yaml:
                     self.warn(14, f"{at}.execution_time_limit",
                               f"{limit} s: the public queue caps every step at 600-1200 s")
-            by_index = {t.get("index"): t for _, t in self.items("tasks") if isinstance(t, dict)}
-            phase_tasks = [by_index[t] for t in (tasks if isinstance(tasks, list) else []) if t in by_index]
+            by_index = {t.get("index"): t for _, t in self.items("tasks")
+                        if isinstance(t, dict) and hashable(t.get("index"))}
+            phase_tasks = [by_index[t] for t in (tasks if isinstance(tasks, list) else [])
+                           if hashable(t) and t in by_index]
             for key in ("starting_kit", "public_data"):
                 if isinstance(phase.get(key), str) and not self.absent_ok(phase[key], key, None, f"{at}.{key}",
                                                                           phase_tasks):
@@ -650,12 +706,17 @@ class _Checker:
                                "month-first; the time zone is replaced by UTC)")
         return None
 
-    def columns(self, board: int = 0) -> list[dict]:
+    def indexed_columns(self) -> list[tuple[int, dict]]:
+        """(position, column) for the columns of leaderboards[0] that are mappings with a usable key and index."""
         boards = self.yaml.get("leaderboards")
-        if not isinstance(boards, list) or len(boards) <= board or not isinstance(boards[board], dict):
+        if not isinstance(boards, list) or not boards or not isinstance(boards[0], dict):
             return []
-        columns = boards[board].get("columns")
-        return [c for c in columns if isinstance(c, dict)] if isinstance(columns, list) else []
+        columns = boards[0].get("columns")
+        return [(n, c) for n, c in enumerate(columns) if isinstance(c, dict) and hashable(c.get("key"))
+                and hashable(c.get("index"))] if isinstance(columns, list) else []
+
+    def columns(self) -> list[dict]:
+        return [column for _, column in self.indexed_columns()]
 
     def rule_leaderboards(self) -> None:
         boards = self.yaml.get("leaderboards")
@@ -686,6 +747,8 @@ class _Checker:
             if not self.check_fields("column", column, cat):
                 continue
             index, key = column.get("index"), column.get("key")
+            if not hashable(key):
+                continue
             if isinstance(index, int) and not isinstance(index, bool):
                 if index < 0:
                     self.error(17, f"{cat}.index", f"{index} is negative")
@@ -698,7 +761,9 @@ class _Checker:
                                              f"columns[{keys[key]}])")
             keys.setdefault(key, c)
         primary = board.get("primary_index", 0)
-        if isinstance(primary, int) and columns and primary not in indexes:
+        if not hashable(primary):
+            primary = None  # its type is already reported
+        elif isinstance(primary, int) and columns and primary not in indexes:
             self.error(19, f"{at}.primary_index", f"{primary} is not the index of any column (indexes: "
                                                   f"{sorted(i for i in indexes if isinstance(i, int))}); the "
                                                   "leaderboard page would fail")
@@ -741,7 +806,7 @@ class _Checker:
         from .task import ReferenceDataError
 
         for i, task in self.items("tasks"):
-            if not isinstance(task, dict) or "key" in task:
+            if not isinstance(task, dict) or "key" in task or not hashable(task.get("index")):
                 continue
             index, name = task.get("index"), self.task_name(task)
             self.task_names[index] = name
@@ -767,19 +832,19 @@ class _Checker:
         board = self.yaml["leaderboards"][0]
         primary_index = board.get("primary_index", 0)
         computed = {c.get("key") for c in columns if c.get("computation")}
-        plain = [(n, c) for n, c in enumerate(columns) if not c.get("computation")]
+        plain = [(n, c) for n, c in self.indexed_columns() if not c.get("computation")]
         primary = next((c.get("key") for c in columns if c.get("index") == primary_index), None)
-        task_at = {t.get("index"): i for i, t in self.items("tasks") if isinstance(t, dict)}
+        task_at = self.task_positions()
         for index, keys in self.task_keys.items():
             for key in sorted(set(keys) & computed):
-                self.error(21, f"tasks[{task_at[index]}]", f"{self.task_names[index]} writes {key!r}, a computed "
-                                                           "column: the scoring program must not write computed keys")
+                self.error(21, f"tasks[{task_at[index]}]", f"{self.task_names[index]} writes {key!r}, a "
+                           "computed column: the scoring program must not write computed keys")
         written_anywhere: set[str] = set()
         all_known = True
         for p, phase in self.items("phases"):
             if not isinstance(phase, dict) or not isinstance(phase.get("tasks"), list):
                 continue
-            phase_tasks = [t for t in phase["tasks"] if t in task_at]
+            phase_tasks = [t for t in phase["tasks"] if hashable(t) and t in task_at]
             known = [t for t in phase_tasks if t in self.task_keys]
             all_known &= len(known) == len(phase_tasks)
             declared = set().union(*(self.task_keys[t] for t in known)) if known else set()
@@ -799,7 +864,8 @@ class _Checker:
             for n, column in plain:
                 if column.get("key") not in written_anywhere:
                     self.error(21, f"leaderboards[0].columns[{n}].key",
-                               f"no task of any phase writes {column.get('key')!r}: the column would always be n/a")
+                               f"no task of any phase writes {column.get('key')!r}: the column would always "
+                               "be n/a")
 
     # ----- the whole static check
     def run_static(self) -> None:
@@ -809,7 +875,8 @@ class _Checker:
 
     def summary(self) -> str:
         columns = self.columns()
-        board = (self.yaml.get("leaderboards") or [{}])[0]
+        boards = self.yaml.get("leaderboards")
+        board = boards[0] if isinstance(boards, list) and boards and isinstance(boards[0], dict) else {}
         primary = next((c.get("key") for c in columns if c.get("index") == board.get("primary_index", 0)), None)
         names = [n or "?" for n in self.task_names.values()]
         return (f"version {self.yaml.get('version')}, {len(list(self.items('tasks')))} task(s) "
@@ -856,7 +923,9 @@ def samples_of(root: Path, phase: dict, task_name: str) -> list[Path]:
     kit = phase.get("starting_kit")
     if not isinstance(kit, str):
         return []
-    folder = root / PurePosixPath(kit)
+    folder = bundle_path(root, kit)
+    if folder is None:
+        return []
     if (folder / task_name).is_dir():
         folder = folder / task_name
     elif len(phase.get("tasks") or []) != 1 or not folder.is_dir():
@@ -883,7 +952,8 @@ def run_samples(checker: _Checker, work: Path, progress: Callable[[str], None]) 
             if not samples:
                 checker.warn(22, at, f"no sample submissions of {name} in the starting kit: rules 22-27 not run")
                 continue
-            reference = reference_strings(checker.root / "reference_data" / name)
+            folder = checker.references.get(index, checker.root / "reference_data" / name)
+            reference = reference_strings(folder)
             repeated = False
             for sample in samples:
                 progress(f"running {name} / {sample.name}")
@@ -899,7 +969,8 @@ def run_samples(checker: _Checker, work: Path, progress: Callable[[str], None]) 
                     checker.error(rule, where, violation)
                 if expected_to_fail(sample.name):
                     if result.exit_code in (0, None):
-                        checker.error(24, where, f"an invalid sample must exit non-zero; exit code {result.exit_code}")
+                        checker.error(24, where, "an invalid sample must exit non-zero; exit code "
+                                                 f"{result.exit_code}")
                     elif not any(line.startswith("ERROR:") for line in result.error.splitlines()):
                         checker.error(24, where, "stderr has no line starting with 'ERROR:'")
                 else:
@@ -920,7 +991,8 @@ def run_samples(checker: _Checker, work: Path, progress: Callable[[str], None]) 
                         second = again.run_dir / "scoring" / "output" / "scores.json"
                         if not second.is_file() or second.read_bytes() != first_bytes:
                             checker.error(27, where, "scoring it twice gave different scores.json")
-                leaked = sorted(reference & set(re.findall(r"-?\d+\.\d+(?:e[-+]?\d+)?", _log_text(result.run_dir))))
+                logged = set(re.findall(r"-?\d+\.\d+(?:e[-+]?\d+)?", _log_text(result.run_dir)))
+                leaked = sorted(reference & logged)
                 if leaked:
                     checker.error(26, where, f"the logs echo {len(leaked)} reference value(s) at full precision, "
                                              f"e.g. {leaked[0]}")
@@ -965,7 +1037,8 @@ def check_bundle(bundle_path: Path, run: bool = False, image: str | None = None,
             report.findings.append(Finding(1, str(bundle_path), "no such bundle (zip, folder or YAML file)"))
             return report
         if not yaml_file.is_file():
-            report.findings.append(Finding(1, "competition.yaml", f"competition.yaml is missing from {bundle_path}"))
+            report.findings.append(Finding(1, "competition.yaml", f"competition.yaml is missing from "
+                                                                  f"{bundle_path}"))
             return report
         try:
             competition, duplicates = load_yaml(yaml_file.read_text())

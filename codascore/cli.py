@@ -59,8 +59,8 @@ def cmd_bundle(args) -> int:
     from .bundle import BundleError, build_bundle, competition_files
     from .checker import check_bundle, format_report
 
-    root = Path(args.root) if args.root else None
-    names = args.names or list(competition_files(root or Path(".")))
+    root = Path(args.root or ".")
+    names = args.names or list(competition_files(root))
     failed = False
     for name in names:
         try:
@@ -133,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bundle", help="build dist/NAME.zip for the suite and/or families (all if none)")
     p.add_argument("names", nargs="*", metavar="NAME", help="suite, or a family (competitions/NAME.yaml)")
     p.add_argument("--out", default="dist", help="output folder (default dist)")
-    p.add_argument("--root", help="project folder (default: the current folder)")
+    p.add_argument("--root", help="project folder holding competition.yaml (default: the current folder)")
     p.add_argument("--check", action="store_true", help="check each bundle after building it")
     p.set_defaults(func=cmd_bundle)
 

@@ -3,7 +3,6 @@ every sample submission exactly as the project does (`make demo`) once extracted
 
 from __future__ import annotations
 
-import io
 import zipfile
 from pathlib import Path
 

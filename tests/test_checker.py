@@ -4,8 +4,6 @@ accepts the valid one. Fixture bundles are made here in code: a valid minimal bu
 from __future__ import annotations
 
 import copy
-import io
-import zipfile
 from pathlib import Path
 from typing import Callable
 
@@ -51,7 +49,8 @@ def valid_yaml() -> dict:
 SCORER = "import sys\nprint('scoring', sys.argv[1:])\n"
 
 
-def write_bundle(folder: Path, competition: dict | str, files: dict[str, bytes | str | None] | None = None) -> Path:
+def write_bundle(folder: Path, competition: dict | str,
+                 files: dict[str, bytes | str | None] | None = None) -> Path:
     """A bundle folder: the YAML plus the files a valid bundle needs; files overrides (None deletes)."""
     base: dict[str, bytes | str | None] = {
         "logo.png": PNG,
@@ -333,7 +332,8 @@ def test_a_task_not_in_this_build_is_a_warning_not_a_crash(tmp_path):
     assert report.ok, errors(report)
     [warning] = [f for f in report.warnings if "not available in this build" in f.message]
     assert warning.path == "tasks[1]" and "task nofamily.task not available in this build" in warning.message
-    assert "reference_data/nofamily.task" in warning.message and "sample_submissions/nofamily.task" in warning.message
+    assert "reference_data/nofamily.task" in warning.message
+    assert "sample_submissions/nofamily.task" in warning.message
 
 
 class _Phase2Like(Task):
@@ -403,3 +403,47 @@ def test_cli_check_exits_1_listing_every_violation_and_0_with_a_summary(tmp_path
 
 def test_every_rule_has_a_text():
     assert sorted(checker.RULES) == list(range(1, 28))
+
+
+def test_reference_data_must_name_its_task(tmp_path):
+    files = {f"reference_data/{TASK}/task.yaml": None, f"reference_data/{TASK}/labels.npy": b"0"}
+    report = checker.check_bundle(write_bundle(tmp_path / "b", valid_yaml(), files))
+    assert any(f.rule == 7 and f.path == "tasks[0].reference_data" and "has no task.yaml" in f.message
+               for f in report.errors), errors(report)
+
+
+def test_input_data_must_name_the_same_task_as_the_reference(tmp_path):
+    data = valid_yaml()
+    data["tasks"][0]["input_data"] = f"input_data/{TASK}"
+    report = checker.check_bundle(write_bundle(tmp_path / "b", data,
+                                               {f"input_data/{TASK}/task.yaml": "task: weak_lensing.phase2\n"}))
+    assert any(f.path == "tasks[0].input_data" and "names task 'weak_lensing.phase2' but the reference data "
+               f"names '{TASK}'" in f.message for f in report.errors), errors(report)
+
+
+def _paths(node, prefix=""):
+    """Every dotted path of a YAML tree (list items as [i])."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from _paths(value, f"{prefix}.{key}" if prefix else key)
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _paths(value, f"{prefix}[{i}]")
+    if prefix:
+        yield prefix
+
+
+WEIRD_VALUES = [None, 0, -3, 2.5, True, "", "x" * 300, "2-30-2026", [], [None], {}, {"a": 1}, ["..", 1]]
+
+
+@pytest.mark.parametrize("value", WEIRD_VALUES, ids=[repr(v)[:12] for v in WEIRD_VALUES])
+def test_any_value_anywhere_gives_findings_never_a_crash(tmp_path, value):
+    folder = write_bundle(tmp_path / "b", valid_yaml())
+    for n, path in enumerate(sorted(set(_paths(valid_yaml())))):
+        data = valid_yaml()
+        _set(path, value)(data)
+        (folder / "competition.yaml").write_text(yaml.safe_dump(data, sort_keys=False))
+        report = checker.check_bundle(folder)
+        assert isinstance(report.findings, list)
+        if value in (None, [], {}) and path in ("version", "tasks", "phases", "leaderboards"):
+            assert not report.ok, path
