@@ -889,7 +889,8 @@ class _Checker:
 
 def reference_strings(folder: Path, limit: int = 20000) -> set[str]:
     """Reference values at full precision (repr), for the rule-26 heuristic: a log line holding one of them
-    echoes the ground truth. Only values with at least 6 significant digits count (no false alarms on 0.5)."""
+    echoes the ground truth. Only values with at least 6 significant digits count (no false alarms on 0.5).
+    Read: .npy, HDF5 (when h5py is there) and numbers written with 5 or more decimals in text files."""
     import numpy as np
 
     values: list[float] = []
@@ -898,12 +899,12 @@ def reference_strings(folder: Path, limit: int = 20000) -> set[str]:
             continue
         try:
             if path.suffix == ".npy":
-                array = np.load(path, allow_pickle=False)
-                if array.dtype.kind == "f":
-                    values += array.ravel()[:limit].tolist()
-            elif path.suffix in (".json", ".csv", ".txt") and path.stat().st_size < 20_000_000:
+                values += _float_values(np.load(path, allow_pickle=False), limit)
+            elif path.suffix in (".h5", ".hdf5"):
+                values += _hdf5_values(path, limit)
+            elif path.suffix in (".json", ".csv", ".txt", ".yaml", ".tsv") and path.stat().st_size < 20_000_000:
                 values += [float(x) for x in re.findall(r"-?\d+\.\d{5,}(?:[eE][-+]?\d+)?", path.read_text())]
-        except (OSError, ValueError):
+        except (OSError, ValueError, UnicodeDecodeError):
             continue
     found = set()
     for value in values[:limit]:
@@ -912,6 +913,25 @@ def reference_strings(folder: Path, limit: int = 20000) -> set[str]:
             if len(text.lstrip("-").replace(".", "").lstrip("0").split("e")[0]) >= 6:
                 found.add(text)
     return found
+
+
+def _float_values(array, limit: int) -> list[float]:
+    return array.ravel()[:limit].tolist() if getattr(array, "dtype", None) is not None and array.dtype.kind == "f" \
+        else []
+
+
+def _hdf5_values(path: Path, limit: int) -> list[float]:
+    try:
+        import h5py
+    except ImportError:
+        return []
+    values: list[float] = []
+    with h5py.File(path, "r") as handle:
+        def visit(_name, node):
+            if isinstance(node, h5py.Dataset) and len(values) < limit:
+                values.extend(_float_values(node[()], limit - len(values)))
+        handle.visititems(visit)
+    return values
 
 
 def _log_text(run_dir: Path) -> str:

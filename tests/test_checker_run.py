@@ -86,3 +86,14 @@ def test_an_invalid_sample_must_say_error_on_stderr(tmp_path):
                             'print("something went wrong", file=sys.stderr)')
     report = run_bundle(tmp_path, scorer)
     assert any(f.rule == 24 and "no line starting with 'ERROR:'" in f.message for f in report.errors)
+
+
+def test_reference_values_are_read_from_npy_hdf5_and_text(tmp_path):
+    import h5py
+    import numpy as np
+
+    np.save(tmp_path / "labels.npy", np.array([[0.123456789, 0.5]]))
+    with h5py.File(tmp_path / "truth.h5", "w") as handle:
+        handle["planet/trace"] = np.array([2.718281828])
+    (tmp_path / "scaler.json").write_text('{"mean": [0.31415926535]}')
+    assert checker.reference_strings(tmp_path) == {"0.123456789", "2.718281828", "0.31415926535"}
