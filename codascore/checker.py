@@ -239,6 +239,18 @@ def bundle_path(root: Path, value: Any) -> Path | None:
     return root / pure
 
 
+def _task_yaml_name(path: Path) -> str | None:
+    """The `task:` a task.yaml names, or None when the file is absent or not such a mapping."""
+    if not path.is_file():
+        return None
+    try:
+        data = yaml.safe_load(path.read_text())
+    except (yaml.YAMLError, OSError, UnicodeDecodeError):
+        return None
+    name = data.get("task") if isinstance(data, dict) else None
+    return str(name) if name else None
+
+
 def hashable(value: Any) -> bool:
     try:
         hash(value)
@@ -352,7 +364,8 @@ class _Checker:
                 if isinstance(t, dict) and hashable(t.get("index"))}
 
     # ----- paths
-    def resolve(self, value: str, at: str, rule: int = 7, quiet_missing: bool = False) -> Path | None:
+    def resolve(self, value: str, at: str, rule: int = 7, quiet_missing: bool = False,
+                hint: str = "") -> Path | None:
         """The bundle file a YAML path names, or None (with a finding) when it is not there."""
         path = bundle_path(self.root, value)
         if path is None:
@@ -364,7 +377,7 @@ class _Checker:
             self.warn(rule, at, f"{value!r} names an existing dataset on the server by UUID (not checked)")
         elif not quiet_missing:
             self.error(rule, at, f'Cannot find dataset: "{value}" (not in the bundle; Codabench takes it '
-                                 "for a dataset UUID)")
+                                 f"for a dataset UUID){hint}")
         return None
 
     def zip_listing(self, path: Path, at: str) -> list[str] | None:
@@ -437,6 +450,13 @@ class _Checker:
         seen: dict[Any, int] = {}
         for i, task in self.items("tasks"):
             at = f"tasks[{i}]"
+            if isinstance(task, dict) and "key" in task:
+                # An existing task on the server, by UUID: Codabench ignores every other field.
+                if not isinstance(task["key"], str) or not UUID.match(task["key"]):
+                    self.error(6, f"{at}.key", f"{task['key']!r} is not a task UUID")
+                if hashable(task.get("index")):
+                    seen.setdefault(task.get("index"), i)
+                continue
             if not self.check_fields("task", task, at):
                 continue
             index = task.get("index")
@@ -447,8 +467,6 @@ class _Checker:
                                              f"(also tasks[{seen[index]}])")
             elif index is not None:
                 seen[index] = i
-            if "key" in task:
-                continue  # an existing task on the server: every other field is ignored
             for field in ("scoring_program", "ingestion_program"):
                 if isinstance(task.get(field), str):
                     self.check_program(task, field, f"{at}.{field}", index)
@@ -462,8 +480,9 @@ class _Checker:
             at = f"solutions[{i}]"
             if not self.check_fields("solution", solution, at):
                 continue
-            for j, index in enumerate(solution.get("tasks") or []):
-                if index not in seen:
+            listed = solution.get("tasks")
+            for j, index in enumerate(listed if isinstance(listed, list) else []):
+                if not hashable(index) or index not in seen:
                     self.error(7, f"{at}.tasks[{j}]", f"unknown task index {index!r}")
             if isinstance(solution.get("path"), str):
                 self.resolve(solution["path"], f"{at}.path")
@@ -477,13 +496,9 @@ class _Checker:
         if folder is None:
             return None
         spec = folder / "task.yaml"
-        if spec.is_file():
-            try:
-                name = (yaml.safe_load(spec.read_text()) or {}).get("task")
-                if name:
-                    return str(name)
-            except yaml.YAMLError:
-                pass
+        name = _task_yaml_name(spec)
+        if name:
+            return name
         name = PurePosixPath(ref.rstrip("/")).name
         return name if "." in name else None
 
@@ -531,15 +546,10 @@ class _Checker:
         value = task[field]
         if self.absent_ok(value, field, task, at):
             return
-        path = self.resolve(value, at)
+        path = self.resolve(value, at, hint="; run `make data` first" if field == "reference_data" else "")
         if path is not None and path.is_dir():
             self.check_task_yaml(task, field, path, at)
-        if path is None:
-            if field == "reference_data":
-                self.findings[-1] = dataclasses.replace(self.findings[-1], message=self.findings[-1].message
-                                                        + "; run `make data` first")
-            return
-        if path.is_file():
+        elif path is not None:
             self.zip_listing(path, at)
 
     def check_task_yaml(self, task: dict, field: str, folder: Path, at: str) -> None:
@@ -552,16 +562,13 @@ class _Checker:
             self.error(7, at, f"{task[field]} has no task.yaml: the scoring program cannot tell which task "
                               "to score (it exits 2, an organiser error)")
             return
-        try:
-            named = (yaml.safe_load(spec.read_text()) or {}).get("task")
-        except (yaml.YAMLError, AttributeError) as exc:
-            self.error(7, at, f"{task[field]}/task.yaml is not a YAML mapping: {exc}")
+        named = _task_yaml_name(spec)
+        if named is None:
+            self.error(7, at, f"{task[field]}/task.yaml does not name a task (`task: <family>.<task>`)")
             return
-        other = "input_data" if field == "reference_data" else "reference_data"
-        other_folder = bundle_path(self.root, task.get(other))
-        other_spec = other_folder / "task.yaml" if other_folder else None
-        if field == "input_data" and other_spec and other_spec.is_file():
-            expected = (yaml.safe_load(other_spec.read_text()) or {}).get("task")
+        reference = bundle_path(self.root, task.get("reference_data"))
+        if field == "input_data" and reference and (reference / "task.yaml").is_file():
+            expected = _task_yaml_name(reference / "task.yaml")
             if named != expected:
                 self.error(7, at, f"{task[field]}/task.yaml names task {named!r} but the reference data "
                                   f"names {expected!r}")
@@ -652,9 +659,10 @@ class _Checker:
                     self.error(10, f"{at}.tasks[{j}]", f"unknown task index {index!r} (tasks define "
                                                        f"{sorted(defined, key=str)}): \"Unpacking the bundle "
                                                        "failed\"")
-            for key in ("start", "end"):
-                if key in phase:
-                    self.parse_date(phase[key], f"{at}.{key}")
+            start, end = (self.parse_date(phase[key], f"{at}.{key}") if key in phase else None
+                          for key in ("start", "end"))
+            if start is not None and end is not None and end <= start:
+                self.error(11, f"{at}.end", f"ends ({end}) before it starts ({start})")
             limit = phase.get("execution_time_limit")
             if isinstance(limit, (int, float)) and not isinstance(limit, bool):
                 if limit <= 0:
@@ -662,10 +670,9 @@ class _Checker:
                 elif limit > PUBLIC_QUEUE_LIMIT and "queue" not in self.yaml:
                     self.warn(14, f"{at}.execution_time_limit",
                               f"{limit} s: the public queue caps every step at 600-1200 s")
-            by_index = {t.get("index"): t for _, t in self.items("tasks")
-                        if isinstance(t, dict) and hashable(t.get("index"))}
-            phase_tasks = [by_index[t] for t in (tasks if isinstance(tasks, list) else [])
-                           if hashable(t) and t in by_index]
+            positions = self.task_positions()
+            phase_tasks = [self.yaml["tasks"][positions[t]] for t in (tasks if isinstance(tasks, list) else [])
+                           if hashable(t) and t in positions]
             for key in ("starting_kit", "public_data"):
                 if isinstance(phase.get(key), str) and not self.absent_ok(phase[key], key, None, f"{at}.{key}",
                                                                           phase_tasks):
@@ -677,7 +684,6 @@ class _Checker:
         for (i, phase), (j, after) in zip(ordered, ordered[1:]):
             name = phase.get("name")
             end = self.parse_date(phase.get("end"), None) if "end" in phase else None
-            start = self.parse_date(phase.get("start"), None)
             next_start = self.parse_date(after.get("start"), None)
             if "end" not in phase or phase.get("end") is None:
                 self.error(11, f"phases[{i}].end", f"Phase: {name} must have an end time because it has a "
@@ -685,8 +691,6 @@ class _Checker:
                 continue
             if end is None or next_start is None:
                 continue
-            if start is not None and end <= start:
-                self.error(11, f"phases[{i}].end", f"ends ({end}) before it starts ({start})")
             if next_start < end:
                 self.error(11, f"phases[{j}].start", f"Phases must be sequential: {after.get('name')} starts "
                                                      f"({next_start}) before {name} ends ({end})")
@@ -916,8 +920,10 @@ def reference_strings(folder: Path, limit: int = 20000) -> set[str]:
 
 
 def _float_values(array, limit: int) -> list[float]:
-    return array.ravel()[:limit].tolist() if getattr(array, "dtype", None) is not None and array.dtype.kind == "f" \
-        else []
+    """Up to limit float entries of a numpy array (other dtypes hold no reference values to leak)."""
+    if getattr(array, "dtype", None) is None or array.dtype.kind != "f":
+        return []
+    return array.ravel()[:limit].tolist()
 
 
 def _hdf5_values(path: Path, limit: int) -> list[float]:
@@ -958,15 +964,18 @@ def run_samples(checker: _Checker, work: Path, progress: Callable[[str], None]) 
     from .runner import RunnerError, run
 
     detailed = bool(checker.yaml.get("enable_detailed_results"))
+    done: set[tuple[Any, str]] = set()
     for p, phase in checker.items("phases"):
-        if not isinstance(phase, dict):
+        if not isinstance(phase, dict) or not isinstance(phase.get("tasks"), list):
             continue
-        limit = phase.get("execution_time_limit", PUBLIC_QUEUE_LIMIT)
+        limit = phase.get("execution_time_limit")
+        limit = limit if isinstance(limit, (int, float)) and limit > 0 else PUBLIC_QUEUE_LIMIT
         budget = 0.5 * min(float(limit), PUBLIC_QUEUE_LIMIT)
-        for index in phase.get("tasks") or []:
-            name = checker.task_names.get(index)
-            if name is None or index not in checker.task_keys:
+        for index in phase["tasks"]:
+            name = checker.task_names.get(index) if hashable(index) else None
+            if name is None or index not in checker.task_keys or (index, str(phase.get("starting_kit"))) in done:
                 continue
+            done.add((index, str(phase.get("starting_kit"))))
             samples = samples_of(checker.root, phase, name)
             at = f"phases[{p}].starting_kit"
             if not samples:
@@ -995,7 +1004,8 @@ def run_samples(checker: _Checker, work: Path, progress: Callable[[str], None]) 
                         checker.error(24, where, "stderr has no line starting with 'ERROR:'")
                 else:
                     if result.exit_code != 0:
-                        first = next((l for l in result.error.splitlines() if l.startswith("ERROR")), "")
+                        lines = result.error.splitlines()
+                        first = next((line for line in lines if line.startswith("ERROR")), "")
                         checker.error(22, where, f"exit code {result.exit_code} on a valid sample {first}")
                         continue
                     if result.elapsed >= budget:
@@ -1014,15 +1024,18 @@ def run_samples(checker: _Checker, work: Path, progress: Callable[[str], None]) 
                 logged = set(re.findall(r"-?\d+\.\d+(?:e[-+]?\d+)?", _log_text(result.run_dir)))
                 leaked = sorted(reference & logged)
                 if leaked:
-                    checker.error(26, where, f"the logs echo {len(leaked)} reference value(s) at full precision, "
-                                             f"e.g. {leaked[0]}")
+                    # The values themselves are not repeated: this report may be shared.
+                    checker.error(26, where, f"the logs echo {len(leaked)} reference value(s) at full precision "
+                                             f"(logs in {result.run_dir / 'logs'} with --runs)")
 
 
 # --------------------------------------------------------------------------- entry point
 
 def check_bundle(bundle_path: Path, run: bool = False, image: str | None = None,
-                 progress: Callable[[str], None] = lambda message: None) -> CheckReport:
-    """Check a bundle zip, a bundle folder or a competition YAML file; findings cover every invariant."""
+                 progress: Callable[[str], None] = lambda message: None,
+                 runs_dir: Path | None = None) -> CheckReport:
+    """Check a bundle zip, a bundle folder or a competition YAML file; findings cover every invariant.
+    With run, the sample runs go to runs_dir (kept) or to a temporary folder."""
     bundle_path = Path(bundle_path)
     image = image or bundle.DOCKER_IMAGE
     report = CheckReport(str(bundle_path), [])
@@ -1074,7 +1087,7 @@ def check_bundle(bundle_path: Path, run: bool = False, image: str | None = None,
                                             "last one")
         checker.run_static()
         if run:
-            run_samples(checker, tmp / "runs", progress)
+            run_samples(checker, Path(runs_dir) if runs_dir else tmp / "runs", progress)
         report.findings = checker.findings
         report.summary = checker.summary()
     return report

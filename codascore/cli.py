@@ -89,7 +89,8 @@ def cmd_check(args) -> int:
         return 2
     failed = False
     for path in args.bundles:
-        report = check_bundle(Path(path), run=args.run, image=args.image,
+        runs = Path(args.runs) / Path(path).stem if args.runs else None
+        report = check_bundle(Path(path), run=args.run, image=args.image, runs_dir=runs,
                               progress=lambda message: print(message, file=sys.stderr, flush=True))
         print(format_report(report))
         failed |= not report.ok or (args.strict and bool(report.warnings))
@@ -141,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("bundles", nargs="*", metavar="BUNDLE")
     p.add_argument("--run", action="store_true",
                    help="also run every sample submission of the starting kits (rules 14, 22-27)")
+    p.add_argument("--runs", help="with --run: keep the run folders (logs, outputs) below this folder")
     p.add_argument("--strict", action="store_true", help="warnings fail too")
     p.add_argument("--image", help="the accepted docker_image (default: the project's image)")
     p.add_argument("--rules", action="store_true", help="list the invariants and exit")
