@@ -194,3 +194,27 @@ def test_each_extracted_bundle_scores_like_the_demo(extracted, demo_result, tmp_
         assert (result.exit_code, result.scores) == demo_result(task, sample), (name, task, sample)
         assert not result.violations, result.violations
         assert result.exit_code == (1 if demo.expected_to_fail(sample) else 0), (name, task, sample)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_every_source_yaml_passes_the_checker_from_the_project_tree(project_root, name):
+    """A family YAML in competitions/ is read with the repository root as its root, as the zip will be."""
+    source = bundle.competition_files(project_root)[name]
+    assert checker.yaml_root_of(source) == project_root.resolve()
+    report = checker.check_bundle(source)
+    assert report.ok, report.messages()
+
+
+def test_the_logo_script_draws_a_png_like_the_committed_one(tmp_path):
+    """logo.png is committed (bundles must not depend on the plotting library); its script still draws a
+    PNG of the same size. Bytes are not compared: they vary with the matplotlib version."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("draw_logo", REPO_ROOT / "pages" / "draw_logo.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    drawn = module.main(tmp_path / "logo.png").read_bytes()
+    committed = (REPO_ROOT / "logo.png").read_bytes()
+    # PNG signature, then the IHDR chunk: width and height are bytes 16-24.
+    assert drawn[:8] == committed[:8] == b"\x89PNG\r\n\x1a\n"
+    assert drawn[16:24] == committed[16:24]
