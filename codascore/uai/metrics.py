@@ -58,7 +58,7 @@ def log10_likelihood(model: Model, assignment, evidence: dict[int, int] | None =
         x = x.astype(np.int64)
     bad = np.argwhere((x < 0) | (x >= model.cards))
     if bad.size:
-        i = tuple(bad[0])
+        i = tuple(int(k) for k in bad[0])
         raise ValueError(f"assignment{list(i)} = {x[i]} is not below the cardinality {model.cards[i[-1]]}")
     for v, val in (evidence or {}).items():
         wrong = np.flatnonzero(np.atleast_1d(x[..., v] != val))
