@@ -100,8 +100,8 @@ def min_fill_order(adjacency: dict[int, set[int]], cards, first=None, max_width:
     order for MMAP). Returns (order, induced width, log2 of the largest cluster table). Raises
     WidthExceeded as soon as a cluster has more than max_width + 1 variables.
     """
-    if max_width is not None and degeneracy(adjacency) > max_width:
-        raise WidthExceeded(f"treewidth exceeds {max_width} (the graph's degeneracy is a lower bound)")
+    if max_width is not None and minor_min_width(adjacency) > max_width:
+        raise WidthExceeded(f"treewidth exceeds {max_width} (MMD+ lower bound)")
     adj = {v: set(n) for v, n in adjacency.items()}
 
     def fill(u):
@@ -109,7 +109,11 @@ def min_fill_order(adjacency: dict[int, set[int]], cards, first=None, max_width:
         return sum(len(nb - adj[a]) - 1 for a in nb) // 2
 
     def key(u):
-        return (0 if first is None or u in first else 1, fill(u), len(adj[u]), u)
+        degree = len(adj[u])
+        if max_width is not None and degree > max_width:
+            # Picking u would exceed the limit anyway: skip its O(degree^2) fill count (dense cnf graphs).
+            return (0 if first is None or u in first else 1, math.inf, degree, u)
+        return (0 if first is None or u in first else 1, fill(u), degree, u)
 
     current = {u: key(u) for u in adj}
     heap = [(k, u) for u, k in current.items()]
@@ -143,24 +147,30 @@ def min_fill_order(adjacency: dict[int, set[int]], cards, first=None, max_width:
     return order, width, log2_cluster
 
 
-def degeneracy(adjacency: dict[int, set[int]]) -> int:
-    """max over the minimum-degree elimination sequence of the degree removed: a treewidth lower bound,
-    used to reject wide instances cheaply before min-fill."""
-    degree = {v: len(n) for v, n in adjacency.items()}
-    heap = [(d, v) for v, d in degree.items()]
+def minor_min_width(adjacency: dict[int, set[int]]) -> int:
+    """MMD+ treewidth lower bound (Bodlaender and Koster): repeatedly take a vertex of minimum degree,
+    record that degree, and contract it into its neighbour of minimum degree. A graph minor never has a
+    larger treewidth, and a graph's minimum degree is at most its treewidth; used to reject wide
+    instances cheaply before min-fill."""
+    adj = {v: set(n) for v, n in adjacency.items()}
+    heap = [(len(n), v) for v, n in adj.items()]
     heapq.heapify(heap)
-    removed: set[int] = set()
     best = 0
     while heap:
         d, v = heapq.heappop(heap)
-        if v in removed or d != degree[v]:
+        if v not in adj or d != len(adj[v]):
             continue
         best = max(best, d)
-        removed.add(v)
-        for u in adjacency[v]:
-            if u not in removed:
-                degree[u] -= 1
-                heapq.heappush(heap, (degree[u], u))
+        nb = adj.pop(v)
+        if nb:
+            u = min(nb, key=lambda w: (len(adj[w]), w))
+            for w in nb:
+                adj[w].discard(v)
+                if w != u:
+                    adj[w].add(u)
+                    adj[u].add(w)
+            for w in nb:
+                heapq.heappush(heap, (len(adj[w]), w))
     return best
 
 
@@ -180,12 +190,14 @@ def _size(vars, cards) -> int:
 
 
 def _absorb(factors: list[Factor]) -> list[Factor]:
-    """Multiply every factor whose scope is inside another's into it (fewer einsum operands)."""
-    factors = sorted(factors, key=lambda f: -len(f.vars))
+    """Multiply every factor whose scope is inside another's into the smallest such factor (fewer einsum
+    operands, and no pass over a large message for each small table)."""
+    factors = sorted(factors, key=lambda f: -f.values.size)
     kept: list[Factor] = []
     for f in factors:
         fs = set(f.vars)
-        for i, big in enumerate(kept):
+        for i in sorted(range(len(kept)), key=lambda j: kept[j].values.size):
+            big = kept[i]
             if fs <= set(big.vars):
                 labels = {v: j for j, v in enumerate(big.vars)}
                 values = np.einsum(big.values, list(range(len(big.vars))), f.values,
@@ -327,7 +339,8 @@ def marginals(model: Model, evidence: dict[int, int] | None = None,
 
     Two passes over the bucket tree of the min-fill order: the upward pass of :func:`log10_partition`
     stores each bucket's message; the downward pass sends each bucket the product of everything outside
-    its subtree, and a variable's marginal is its bucket's belief summed to that variable.
+    its subtree. A variable's marginal is the belief of the smallest separator holding it (the product
+    of the two messages across it), or of its own bucket's cluster for a leaf bucket.
     Raises ValueError when Z(e) = 0 (the conditional marginals are undefined).
     """
     return partition_and_marginals(model, evidence, max_table_size)[1]
@@ -366,7 +379,14 @@ def partition_and_marginals(model: Model, evidence: dict[int, int] | None = None
             p = np.full(card, 1.0 / card)
         else:
             bucket = buckets[v]
-            ops = bucket.factors + ([bucket.pi] if bucket.pi is not None else [])
+            if bucket.children:
+                # v is in the separator of each child (the child's message goes to v's bucket), and a
+                # separator's belief is the product of the two messages across it: far cheaper than the
+                # belief of v's whole cluster.
+                c = min(bucket.children, key=lambda d: buckets[d].message.values.size)
+                ops = [buckets[c].message, buckets[c].pi]
+            else:
+                ops = bucket.factors + ([bucket.pi] if bucket.pi is not None else [])
             belief = contract(ops, (v,), max_table_size).values
             total_mass = belief.sum()
             if not total_mass > 0:

@@ -356,11 +356,8 @@ def parse_pr(text: str) -> float:
 
 
 def parse_mar(text: str, model: Model) -> list[np.ndarray]:
-    """MAR marginals ``N card p_0..p_{card-1} ...`` for every variable, each renormalised to sum 1.
-
-    Returns (marginals, list of warnings for sums off by more than 1e-3) packed as a list with an
-    attribute-free convention: the caller receives only the arrays; sums far from 1 are renormalised.
-    """
+    """MAR marginals ``N card p_0..p_{card-1} ...`` for every variable (evidence variables included),
+    each renormalised to sum 1 (:func:`mar_sums` gives the raw sums for the caller's warning)."""
     tokens, line_of = split_result(text, "MAR")
     n = model.n_vars
     expected = n + 1 + int(model.cards.sum())

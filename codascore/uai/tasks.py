@@ -254,8 +254,11 @@ class MARTask(UAITask):
             raise ReferenceDataError(f"{where}: marginals must list the {inst.model.n_vars} variables")
         try:
             inst.record["_truth"] = [np.asarray(p, dtype=float) for p in truth]
-            inst.record["max_error"] = metrics.mean_hellinger(
-                inst.record["_truth"], [np.ones(int(c)) for c in inst.model.cards], inst.evidence)
+            # The stored trivial error takes precedence (spec 7); the uniform answer's error otherwise.
+            stored = inst.record.get("trivial_error")
+            inst.record["max_error"] = _finite(inst.record, "trivial_error", where) if stored is not None else \
+                metrics.mean_hellinger(inst.record["_truth"], [np.ones(int(c)) for c in inst.model.cards],
+                                       inst.evidence)
         except ValueError as exc:
             raise ReferenceDataError(f"{where}: marginals: {exc}") from None
         for v, p in enumerate(inst.record["_truth"]):
