@@ -201,3 +201,41 @@ def test_code_submission_runs_the_solver_per_instance(project_root, tmp_path):
     result = runner.run(name, project_root / "sample_submissions" / name / "code_loopy_bp", tmp_path / "code",
                         root=project_root, quiet=True)
     assert result.scored and result.scores["n_answered"] == 7 and result.scores["score"] > 50.0
+
+
+def test_reference_cli_rebuilds_the_values_from_a_models_folder(generated, tmp_path, capsys):
+    from codascore.cli import main
+
+    models = generated / "reference_data" / "uai.mmap" / "models"
+    assert main(["uai", "reference", "uai.mmap", str(models), str(tmp_path / "out")]) == 0
+    assert "[7/7] uai.mmap" in capsys.readouterr().out
+    rebuilt = json.loads((tmp_path / "out" / "reference.json").read_text())["instances"]
+    original = json.loads((generated / "reference_data" / "uai.mmap" / "reference.json").read_text())["instances"]
+    by_id = {r["id"]: r for r in original}
+    for record in rebuilt:
+        assert record["best_log10"] == pytest.approx(by_id[record["id"]]["best_log10"], abs=1e-12)
+        assert record["trivial_log10"] == pytest.approx(by_id[record["id"]]["trivial_log10"], abs=1e-12)
+    assert main(["uai", "reference", "uai.mmap", str(models), str(tmp_path / "small"), "--max-table-size", "4"]) == 2
+    assert "max_table_size = 4" in capsys.readouterr().err
+
+
+def test_pr_minus_infinity_and_mar_renormalisation_warning(generated, tmp_path):
+    ref = json.loads((generated / "reference_data" / "uai.pr" / "reference.json").read_text())["instances"]
+    (tmp_path / "pr").mkdir()
+    (tmp_path / "pr" / f"{ref[0]['id']}.uai.PR").write_text("PR\n-inf\n")
+    result = score_folder(TASKS["uai.pr"], generated, tmp_path / "pr")
+    assert result.instances[0]["score"] == 0.0 and "Z = 0" in result.instances[0]["reason"]
+    # An exact MAR answer scaled by 3 is renormalised: still 100, with a warning.
+    exact = generated / "sample_submissions" / "uai.mar" / "exact"
+    (tmp_path / "mar").mkdir()
+    for path in exact.iterdir():
+        tokens = path.read_text().split()
+        body, out, pos = tokens[2:], [tokens[2]], 1
+        while pos < len(body):
+            card = int(body[pos])
+            out += [str(card)] + [repr(3 * float(x)) for x in body[pos + 1:pos + 1 + card]]
+            pos += 1 + card
+        (tmp_path / "mar" / path.name).write_text("MAR\n" + " ".join(out) + "\n")
+    result = score_folder(TASKS["uai.mar"], generated, tmp_path / "mar")
+    assert result.scores["score"] == 100.0
+    assert result.warnings and "renormalised" in result.warnings[0]

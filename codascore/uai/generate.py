@@ -10,7 +10,6 @@ training and test lines).
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import shutil
 from pathlib import Path
@@ -20,6 +19,7 @@ import numpy as np
 
 from . import engine, formats, metrics, trivial
 from .formats import Model
+from .tasks import dump_reference
 
 SEED = 20220801
 
@@ -194,7 +194,7 @@ def build_reference(task, specs: list[Spec], ref_dir: Path, config: dict,
         _write_instance(models_dir, spec)
         records.append(record)
     public = [{k: v for k, v in r.items() if not k.startswith("answer_")} for r in records]
-    (ref_dir / "reference.json").write_text(json.dumps({"task": task.name, "instances": public}, indent=1) + "\n")
+    (ref_dir / "reference.json").write_text(dump_reference(task.name, public))
     write_task_yaml(ref_dir, task, config)
     return records
 

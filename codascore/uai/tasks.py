@@ -63,6 +63,7 @@ class UAITask(Task):
     defaults = {"tolerance": metrics.DEFAULT_TOLERANCE, "time_limit": 20.0,
                 "max_table_size": 2**25, "trivial_ibound": 2}
     needs_query = False
+    zero_reason = "zero likelihood: the answer hits a zero table entry (log10 value -inf)"
 
     @property
     def result_files(self):  # type: ignore[override]
@@ -161,8 +162,7 @@ class UAITask(Task):
                 record.update(status="ok", score=metrics.instance_score(err, max_err, tol),
                               error=err if math.isfinite(err) else None, max_error=max_err)
                 if err == math.inf:
-                    record.update(status="invalid", reason="zero likelihood: the answer hits a zero entry "
-                                                           "(log10 value -inf)")
+                    record.update(status="invalid", reason=self.zero_reason)
                 for extra in self.line_summary(inst, ans.answer, details):
                     record.update(extra)
             warnings += [f"{inst.id}: {w}" for w in ans.warnings]
@@ -202,11 +202,11 @@ class UAITask(Task):
             ax.set_yscale("log")
             ax.set_xlabel("MaxErr: error of the trivial answer")
             ax.set_ylabel("Err: error of the submission")
-            ax.set_title(f"{self.title}: error against the trivial error")
+            ax.set_title(f"{self.kind}: error against the trivial error")
             ax.legend(loc="best", fontsize=8)
             sections.append(Section("Error against the trivial solver", html.paragraph(
-                "One point per validly answered instance; points below the grey line score above 0, "
-                "errors of 0 are drawn at the bottom edge.") + html.figure_html(fig, "Err vs MaxErr")))
+                "One point per validly answered instance; points below the grey line score above 0; "
+                "errors of 0 are drawn at the lower or left edge.") + html.figure_html(fig, "Err vs MaxErr")))
         if result.details.get("new_best"):
             rows = [(b["id"], b["log10_value"], b["previous_best"]) for b in result.details["new_best"]]
             sections.append(Section("New best answers", html.paragraph(
@@ -230,6 +230,7 @@ class PRTask(UAITask):
     name = "uai.pr"
     title = "UAI 2022 PR (log10 partition function)"
     kind = "PR"
+    zero_reason = "log10 Z = -inf (Z = 0) but the true Z is positive"
 
     def check_record(self, inst, where):
         truth = _finite(inst.record, "log10_z", where)
@@ -386,6 +387,12 @@ class MLCTask(UAITask):
 TASKS = {t.name: t for t in (PRTask(), MARTask(), MPETask(), MMAPTask(), MLCTask())}
 
 
+def dump_reference(task_name: str, records: list[dict]) -> str:
+    """reference.json text: one instance per line (diffable, compact for long assignments)."""
+    lines = ",\n".join(json.dumps(r) for r in records)
+    return f'{{"task": {json.dumps(task_name)}, "instances": [\n{lines}\n]}}\n'
+
+
 def update_best(ref_dir: Path, details_files: list[Path]) -> list[str]:
     """Fold the ``new_best`` answers of scoring outputs (details.json) into ref_dir/reference.json.
 
@@ -428,6 +435,6 @@ def update_best(ref_dir: Path, details_files: list[Path]) -> list[str]:
                 inst.record["best_log10"] = value
     if changes:
         tmp = ref_dir / "reference.json.tmp"
-        tmp.write_text(json.dumps(data, indent=1) + "\n")
+        tmp.write_text(dump_reference(name, data["instances"]))
         tmp.replace(ref_dir / "reference.json")
     return changes
