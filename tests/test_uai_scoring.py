@@ -219,12 +219,16 @@ def test_reference_cli_rebuilds_the_values_from_a_models_folder(generated, tmp_p
     assert "max_table_size = 4" in capsys.readouterr().err
 
 
-def test_pr_minus_infinity_and_mar_renormalisation_warning(generated, tmp_path):
+def test_pr_minus_infinity_worse_than_trivial_and_mar_renormalisation(generated, tmp_path):
     ref = json.loads((generated / "reference_data" / "uai.pr" / "reference.json").read_text())["instances"]
     (tmp_path / "pr").mkdir()
     (tmp_path / "pr" / f"{ref[0]['id']}.uai.PR").write_text("PR\n-inf\n")
+    worse = ref[1]["trivial_log10_z"] + (ref[1]["trivial_log10_z"] - ref[1]["log10_z"])  # twice the trivial error
+    (tmp_path / "pr" / f"{ref[1]['id']}.uai.PR").write_text(formats.format_pr(worse))
     result = score_folder(TASKS["uai.pr"], generated, tmp_path / "pr")
     assert result.instances[0]["score"] == 0.0 and "Z = 0" in result.instances[0]["reason"]
+    assert result.instances[1]["status"] == "ok" and result.instances[1]["score"] == 0.0
+    assert result.instances[1]["error"] == pytest.approx(2 * result.instances[1]["max_error"])
     # An exact MAR answer scaled by 3 is renormalised: still 100, with a warning.
     exact = generated / "sample_submissions" / "uai.mar" / "exact"
     (tmp_path / "mar").mkdir()

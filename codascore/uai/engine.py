@@ -46,10 +46,15 @@ class Factor:
         self.log10_scale = log10_scale
 
     @classmethod
-    def normalised(cls, vars, values, log10_scale=0.0) -> "Factor":
+    def normalised(cls, vars, values, log10_scale=0.0, owned=False) -> "Factor":
+        """The factor rescaled to max 1; ``owned``: values is a fresh array that may be divided in place."""
         peak = float(values.max()) if values.size else 0.0
         if peak > 0 and math.isfinite(peak):
-            return cls(tuple(vars), values / peak, log10_scale + math.log10(peak))
+            if owned:
+                values /= peak
+            else:
+                values = values / peak
+            return cls(tuple(vars), values, log10_scale + math.log10(peak))
         return cls(tuple(vars), values, -math.inf if peak == 0 else log10_scale)
 
 
@@ -221,13 +226,14 @@ def contract(factors: list[Factor], out_vars, max_size: int) -> Factor:
         scale += f.log10_scale
     out = [labels[v] for v in out_vars]
     if len(factors) == 1 and out == operands[1]:
-        values = factors[0].values
-    elif len(factors) <= 2:
+        return Factor.normalised(tuple(out_vars), factors[0].values, scale)
+    if len(factors) <= 2:
         values = np.einsum(*operands, out)
     else:
         path = np.einsum_path(*operands, out, optimize=("greedy", max_size))[0]
         values = np.einsum(*operands, out, optimize=path)
-    return Factor.normalised(tuple(out_vars), values, scale)
+    return Factor.normalised(tuple(out_vars), np.asarray(values, dtype=np.float64), scale,
+                             owned=isinstance(values, np.ndarray) and values.ndim > 0 and values.flags.owndata)
 
 
 class _Bucket:
@@ -289,7 +295,8 @@ def _eliminate(model, factors, order, ops, max_table_size) -> tuple[float, dict[
             message = contract(bucket.factors, rest, max_table_size)
         else:
             joint = contract(bucket.factors, cluster, max_table_size)
-            message = Factor.normalised(tuple(rest), joint.values.max(axis=cluster.index(v)), joint.log10_scale)
+            message = Factor.normalised(tuple(rest), joint.values.max(axis=cluster.index(v)), joint.log10_scale,
+                                        owned=len(rest) > 0)
         if message.log10_scale == -math.inf:
             return -math.inf, buckets
         bucket.message = message
