@@ -97,8 +97,8 @@ def interaction_graph(factors: list[Factor], variables) -> dict[int, set[int]]:
     return adjacency
 
 
-def min_fill_order(adjacency: dict[int, set[int]], cards, first=None, max_width: int | None = None
-                   ) -> tuple[list[int], int, float]:
+def min_fill_order(adjacency: dict[int, set[int]], cards, first=None, max_width: int | None = None,
+                   neighbourhoods: list | None = None) -> tuple[list[int], int, float]:
     """Greedy min-fill elimination order (ties: fewer neighbours, then smaller index).
 
     ``first``: if given, a set of variables that must all be eliminated before the others (constrained
@@ -137,13 +137,22 @@ def min_fill_order(adjacency: dict[int, set[int]], cards, first=None, max_width:
         width = max(width, len(nb))
         log2_cluster = max(log2_cluster, float(sum(math.log2(cards[u]) for u in nb) + math.log2(cards[v])))
         order.append(v)
+        if neighbourhoods is not None:
+            neighbourhoods.append(tuple(nb))
         done.add(v)
         touched = set(nb)
+        fill_in = False
         for a in nb:
             adj[a].discard(v)
-            adj[a].update(nb - {a})
-        for a in nb:
-            touched.update(adj[a])
+            new = nb - adj[a]
+            new.discard(a)
+            if new:
+                adj[a].update(new)
+                fill_in = True
+        if fill_in:
+            # A fill-in edge (a, b) changes the fill of the common neighbours of a and b only.
+            for a in nb:
+                touched.update(w for w in adj[a] if w not in touched and len(adj[w] & nb) >= 2)
         del adj[v]
         for u in touched:
             if u in adj:
@@ -257,11 +266,10 @@ def _plan(model, evidence, query=None, max_table_size=DEFAULT_MAX_TABLE_SIZE, op
     adjacency = interaction_graph(factors, free)
     qset = set(query) if query is not None else None
     first = None if qset is None else set(free) - qset
-    order, _, _ = min_fill_order(adjacency, model.cards, first=first)
-    # Simulate elimination to check sizes: a sum bucket stores its message, a max bucket its cluster.
-    adj = {v: set(n) for v, n in adjacency.items()}
-    for v in order:
-        nb = adj.pop(v)
+    neighbourhoods: list[tuple[int, ...]] = []
+    order, _, _ = min_fill_order(adjacency, model.cards, first=first, neighbourhoods=neighbourhoods)
+    # Check sizes before any work: a sum bucket stores its message, a max bucket its whole cluster.
+    for v, nb in zip(order, neighbourhoods):
         is_max = op == "max" or (qset is not None and v in qset)
         cluster = [v, *nb] if is_max else list(nb)
         size = _size(cluster, model.cards)
@@ -270,9 +278,6 @@ def _plan(model, evidence, query=None, max_table_size=DEFAULT_MAX_TABLE_SIZE, op
                 f"{model.name}: eliminating variable {v} needs a table of {size:.3g} entries over "
                 f"{len(cluster)} variables, above max_table_size = {max_table_size} "
                 f"(min-fill order; raise the limit or use an approximate solver)")
-        for a in nb:
-            adj[a].discard(v)
-            adj[a].update(nb - {a})
     return factors, constant, order
 
 

@@ -208,10 +208,10 @@ class UAITask(Task):
                 "One point per validly answered instance; points below the grey line score above 0; "
                 "errors of 0 are drawn at the lower or left edge.") + html.figure_html(fig, "Err vs MaxErr")))
         if result.details.get("new_best"):
-            rows = [(b["id"], b["log10_value"], b["previous_best"]) for b in result.details["new_best"]]
+            rows = [(b["id"], b["log10_value"]) for b in result.details["new_best"]]
             sections.append(Section("New best answers", html.paragraph(
                 "These answers beat the stored best known value; organisers can fold them into the reference "
-                "with 'codascore uai update-best'.") + html.table(rows, ["instance", "log10 value", "previous best"])))
+                "with 'codascore uai update-best'.") + html.table(rows, ["instance", "log10 value of the answer"])))
         return sections
 
     # ----- data generation and ingestion -----
@@ -298,7 +298,7 @@ class _BestKnownTask(UAITask):
         best = max(stored, value)
         if value > stored + float(config["tolerance"]):
             details.setdefault("new_best", []).append(
-                {"id": inst.id, "log10_value": value, "previous_best": stored, "answer": self.jsonable(answer)})
+                {"id": inst.id, "log10_value": value, "answer": self.jsonable(answer)})  # no reference value
         return metrics.gap_error(best, value), max(0.0, best - inst.record["trivial_log10"])
 
 
