@@ -243,3 +243,30 @@ def test_pr_minus_infinity_worse_than_trivial_and_mar_renormalisation(generated,
     result = score_folder(TASKS["uai.mar"], generated, tmp_path / "mar")
     assert result.scores["score"] == 100.0
     assert result.warnings and "renormalised" in result.warnings[0]
+
+
+def test_ingestion_runs_run_sh_per_instance_and_reports_a_failing_solver(generated, tmp_path):
+    from codascore.task import SubmissionError
+
+    task = TASKS["uai.pr"]
+    config = task.load_config({"time_limit": 10.0})
+    input_dir = generated / "input_data" / "uai.pr"
+    code = tmp_path / "code"
+    code.mkdir()
+    # A shell solver: parses its arguments like the 2022 environment and answers log10 Z = 0.
+    (code / "run.sh").write_text('while [ $# -gt 0 ]; do [ "$1" = --result ] && out=$2; shift; done\n'
+                                 'printf "PR\\n-BEGIN-\\n0.0\\n" > "$out"\n')
+    out = tmp_path / "out"
+    task.ingest(input_dir, out, code, config)
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted(f"{p.name}.PR" for p in (input_dir / "models").glob("*.uai"))
+    assert formats.parse_pr((out / names[0]).read_text()) == 0.0
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "solver.py").write_text("raise RuntimeError('no model support yet')\n")
+    with pytest.raises(SubmissionError, match="no model support yet"):
+        task.ingest(input_dir, tmp_path / "out2", broken, config)
+    results_only = tmp_path / "results_only"
+    results_only.mkdir()
+    task.ingest(input_dir, tmp_path / "out3", results_only, config)  # a results submission: nothing to run
+    assert not (tmp_path / "out3").exists()
