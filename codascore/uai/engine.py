@@ -223,6 +223,17 @@ def _absorb(factors: list[Factor]) -> list[Factor]:
     return kept
 
 
+#: Clusters up to this many entries are contracted in one einsum call without a contraction path.
+SMALL_CLUSTER = 4096
+
+
+def _cluster_size(factors: list[Factor]) -> float:
+    sizes: dict[int, int] = {}
+    for f in factors:
+        sizes.update(zip(f.vars, f.values.shape))
+    return float(np.prod(list(sizes.values()), dtype=np.float64))
+
+
 def contract(factors: list[Factor], out_vars, max_size: int) -> Factor:
     """sum over every variable not in out_vars of the product of the factors, normalised."""
     factors = _absorb(factors)
@@ -236,8 +247,8 @@ def contract(factors: list[Factor], out_vars, max_size: int) -> Factor:
     out = [labels[v] for v in out_vars]
     if len(factors) == 1 and out == operands[1]:
         return Factor.normalised(tuple(out_vars), factors[0].values, scale)
-    if len(factors) <= 2:
-        values = np.einsum(*operands, out)
+    if len(factors) <= 2 or (len(factors) <= 30 and _cluster_size(factors) <= SMALL_CLUSTER):
+        values = np.einsum(*operands, out)  # one C loop: cheaper than planning a path for small clusters
     else:
         path = np.einsum_path(*operands, out, optimize=("greedy", max_size))[0]
         values = np.einsum(*operands, out, optimize=path)
