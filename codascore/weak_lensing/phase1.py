@@ -1,5 +1,7 @@
 """Weak lensing Phase 1: the task (reference reader, submission validator, scores, report, data).
 
+Code submissions (``model.py``) are run by :mod:`codascore.weak_lensing.ingestion`.
+
 Reference data (``ref/``): ``task.yaml``, ``label_test.npy`` (N x >=2, columns Omega_m, S_8 first, as the
 official file) and ``scaler.json`` (``{"mean": [..], "scale": [..]}``, the training labels' statistics for
 ``MSE``). Submission: ``result.json`` = ``{"means": N x 2, "errorbars": N x 2}`` in the order (Omega_m, S_8).
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 
@@ -43,7 +46,7 @@ def read_json_object(path: Path) -> dict:
     return data
 
 
-def _is_number(value) -> bool:
+def is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
@@ -69,7 +72,7 @@ def pairs_array(data: dict, field: str, n_rows: int, problems: Problems, file: s
             usable = False
             continue
         for j, value in enumerate(row):
-            if not _is_number(value):
+            if not is_number(value):
                 problems.add(f"{file}: {field}[{i}][{j}] ({PARAMETERS[j]}) is {json.dumps(value)[:40]}, "
                              f"not a number")
                 usable = False
@@ -114,7 +117,9 @@ class Phase1Task(Task):
     title = "Weak lensing Phase 1: cosmological parameter inference"
     score_keys = ("score", "avg_coverage", "R_squared", "MSE")
     result_files = (RESULT_FILE,)
-    defaults = {"lam": 1000.0, "n_test": 4000, "n_train_cosmologies": 101, "seed": 20250601}
+    has_ingestion = True
+    defaults = {"lam": 1000.0, "n_test": 4000, "n_train_cosmologies": 101, "n_train_realisations": 10,
+                "seed": 20250601, "time_limit": 600.0}
 
     def load_reference(self, ref_dir: Path, config: dict) -> dict:
         ref_dir = Path(ref_dir)
@@ -161,6 +166,11 @@ class Phase1Task(Task):
         from .generate import generate_phase1
 
         generate_phase1(Path(root), self.name, config, progress)
+
+    def ingest(self, input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
+        from .ingestion import ingest
+
+        ingest(input_dir, output_dir, submission_dir, config, required=("means", "errorbars"))
 
 
 def read_scaler(ref_dir: Path):
@@ -235,10 +245,30 @@ def phase1_report(truth: np.ndarray, means: np.ndarray, errorbars: np.ndarray) -
         rows.append((f"{n_sigma:g} σ", nominal, float(inside[0]), float(inside[1])))
     coverage_table = table(rows, ("interval", "Gaussian level", "Omega_m", "S_8"),
                            caption="Fraction of maps whose truth lies within μ ± nσ")
+
+    # Calibration curve: coverage of the central Gaussian interval at each nominal level.
+    levels = np.linspace(0.02, 0.98, 49)
+    half_widths = np.array([NormalDist().inv_cdf((1 + level) / 2) for level in levels])
+    with np.errstate(invalid="ignore"):
+        inside = np.abs(pulls)[None, :, :] <= half_widths[:, None, None]
+    fig, ax = new_figure(5.2, 4.2)
+    ax.plot([0, 1], [0, 1], "k--", lw=1, label="calibrated")
+    for p, colour in zip(range(2), ("#1f4e9c", "#c62828")):
+        ax.plot(levels, inside[:, :, p].mean(axis=1), "-", color=colour, lw=1.6, label=PARAMETERS[p])
+    ax.axvline(math.erf(1 / math.sqrt(2)), color="#999", lw=0.8, ls=":")
+    ax.set_xlabel("nominal level of μ ± zσ (Gaussian)")
+    ax.set_ylabel("observed coverage")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8, loc="upper left")
+    calibration = figure_html(fig, "coverage against nominal level")
     return [
         Section("Predicted against true", paragraph(
             "Density of (true, predicted) pairs; red points are the median prediction in bins of the true "
             "value, with the median submitted σ as error bars.") + scatter),
         Section("Pulls", paragraph("A calibrated submission's pulls follow N(0, 1).") + histogram),
-        Section("Coverage", coverage_table),
+        Section("Coverage", coverage_table + paragraph(
+            "Calibration curve: the fraction of maps whose truth lies in the central Gaussian interval "
+            "μ ± zσ of each nominal level (the dotted line marks 1σ, 68.3 %). Above the diagonal the "
+            "errors are too wide, below it too narrow.") + calibration),
     ]
