@@ -50,18 +50,27 @@ def is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
+def sized_list(data: dict, field: str, n: int, problems: Problems, what: str, unit: str,
+               file: str = RESULT_FILE):
+    """data[field] when it is a list of n entries (one per test map); else a problem is added, None."""
+    value = data[field]
+    if not isinstance(value, list):
+        problems.add(f"{file}: '{field}' must be a list of {what}, found {type(value).__name__}")
+        return None
+    if len(value) != n:
+        problems.add(f"{file}: '{field}' has {len(value)} {unit}, expected {n} (one per test map)")
+        return None
+    return value
+
+
 def pairs_array(data: dict, field: str, n_rows: int, problems: Problems, file: str = RESULT_FILE):
     """data[field] as an (n_rows, 2) float64 array; every structural problem is added to problems
     (file, field, index and value named). Returns None when the structure is unusable."""
     if field not in data:
         problems.add(f"{file}: missing key '{field}' (expected a list of {n_rows} [Omega_m, S_8] pairs)")
         return None
-    rows = data[field]
-    if not isinstance(rows, list):
-        problems.add(f"{file}: '{field}' must be a list of [Omega_m, S_8] pairs, found {type(rows).__name__}")
-        return None
-    if len(rows) != n_rows:
-        problems.add(f"{file}: '{field}' has {len(rows)} rows, expected {n_rows} (one per test map)")
+    rows = sized_list(data, field, n_rows, problems, "[Omega_m, S_8] pairs", "rows", file)
+    if rows is None:
         return None
     usable = True
     for i, row in enumerate(rows):

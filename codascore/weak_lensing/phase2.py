@@ -17,7 +17,7 @@ import numpy as np
 from ..report import figure_html, new_figure, paragraph, table
 from ..task import Problems, ReferenceDataError, Result, Section, SubmissionError, Task
 from . import metrics
-from .phase1 import RESULT_FILE, is_number, read_json_object
+from .phase1 import RESULT_FILE, is_number, read_json_object, sized_list
 
 REFERENCE_FILE = "label_test_phase2.npy"
 #: Report bins with fewer maps than this are not drawn, so that no single map's label can be read.
@@ -29,12 +29,8 @@ MIN_BIN_COUNT = 10
 def number_vector(data: dict, field: str, n: int, problems: Problems, file: str = RESULT_FILE):
     """data[field] as a float64 vector of length n; structural problems (list, length, non-numbers) and
     non-finite values are added to problems with file, field, index and value. None when unusable."""
-    values = data[field]
-    if not isinstance(values, list):
-        problems.add(f"{file}: '{field}' must be a list of {n} numbers, found {type(values).__name__}")
-        return None
-    if len(values) != n:
-        problems.add(f"{file}: '{field}' has {len(values)} values, expected {n} (one per test map)")
+    values = sized_list(data, field, n, problems, f"{n} numbers", "values", file)
+    if values is None:
         return None
     usable = True
     for i, value in enumerate(values):
