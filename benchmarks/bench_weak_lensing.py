@@ -55,6 +55,7 @@ def main() -> None:
         ("Phase 1 read + validate result.json", f"{read_time * 1e3:.2f} ms", "-"),
         *phase2_rows,
         *simulator_rows(),
+        *baseline_rows(),
     ], ("benchmark", "median", "target"))
 
 
@@ -100,3 +101,14 @@ def simulator_rows(n: int = 2000) -> list[tuple]:
 
 if __name__ == "__main__":
     main()
+
+
+def baseline_rows() -> list[tuple]:
+    """The code_baseline sample's fit + predict on Phase 1's input data (as ingestion runs it)."""
+    from codascore.weak_lensing.baseline_model import Model
+    from codascore.weak_lensing.ingestion import read_inputs
+
+    train_maps, train_labels, test_maps = read_inputs(ROOT / "input_data" / TASK)
+    seconds = median_time(lambda: Model().fit(train_maps, train_labels).predict(test_maps), repeat=3)
+    return [(f"code_baseline fit ({len(train_maps)} maps) + predict ({len(test_maps)} maps)",
+             f"{seconds:.2f} s", "-")]

@@ -112,6 +112,8 @@ def convergence_maps(labels: np.ndarray, rng: np.random.Generator, model: str = 
     model: ``lcdm`` (the training model), ``running`` (needs ``running``) or ``mirrored``."""
     if model not in ("lcdm", *OOD_MODELS):
         raise ValueError(f"model must be one of lcdm, {', '.join(OOD_MODELS)}; got {model!r}")
+    if (model == "running") != (running is not None):
+        raise ValueError(f"running must be given for model 'running' and only then (model={model!r})")
     labels = np.asarray(labels, dtype=np.float64)
     if labels.ndim != 2 or labels.shape[1] != 5:
         raise ValueError(f"labels must have shape (n, 5) with columns {LABEL_COLUMNS}, got {labels.shape}")
