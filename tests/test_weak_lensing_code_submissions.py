@@ -67,6 +67,15 @@ def test_model_gets_training_and_test_maps_and_its_answer_is_written(tmp_path, s
     assert np.array(result["means"]).shape == (40, 2) and result["errorbars"][0] == [0.05, 0.05]
 
 
+def test_model_in_a_wrapper_folder_is_found(tmp_path, small_inputs):
+    wrapper = tmp_path / "submission" / "my_model"
+    wrapper.mkdir(parents=True)
+    (wrapper / "model.py").write_text("class Model:\n    def predict(self, maps):\n        return [0.5] * len(maps)\n")
+    result = ingest("weak_lensing.phase2", small_inputs["weak_lensing.phase2"], tmp_path / "submission",
+                    tmp_path / "out")
+    assert result == {"p_ind": [0.5] * 40}
+
+
 def test_results_submission_is_left_alone(tmp_path, small_inputs):
     submission = tmp_path / "submission"
     submission.mkdir()

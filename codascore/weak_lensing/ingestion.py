@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..codabench import locate_submission, log
 from ..sandbox import ParticipantCodeError, TimeLimitExceeded, call_with_time_limit
 from ..task import ReferenceDataError, SubmissionError
 from .generate import TEST_MAPS, TRAIN_LABELS, TRAIN_MAPS, write_result
@@ -91,14 +92,26 @@ def _fit_predict_write(model_path: Path, train_maps, train_labels, test_maps, ou
     write_result(output_dir, result_from_predictions(predictions, required, optional))
 
 
+def find_model(submission_dir: Path) -> Path | None:
+    """model.py at the submission's root, or in its single wrapper folder (with a warning, as for
+    result files); None for a results submission."""
+    try:
+        root, warnings = locate_submission(submission_dir, (MODEL_FILE,))
+    except SubmissionError:
+        return None
+    for warning in warnings:
+        log(f"WARNING: {warning}")
+    return root / MODEL_FILE
+
+
 def ingest(input_dir: Path, output_dir: Path, submission_dir: Path, config: dict,
            required: tuple[str, ...], optional: tuple[str, ...] = ()) -> None:
     """Run submission_dir/model.py under config['time_limit'] seconds and write output_dir/result.json.
 
     A results submission (no model.py) needs nothing: the worker has copied its files into the output.
     Failures of the participant's code raise SubmissionError carrying its traceback."""
-    model_path = Path(submission_dir).resolve() / MODEL_FILE
-    if not model_path.is_file():
+    model_path = find_model(Path(submission_dir).resolve())
+    if model_path is None:
         return
     train_maps, train_labels, test_maps = read_inputs(Path(input_dir))
     timeout = float(config["time_limit"])
