@@ -114,6 +114,16 @@ def test_eps_comes_from_task_yaml(tmp_path):
     assert json.loads((out / "scores.json").read_text())["score"] == pytest.approx(expected, rel=1e-9)
 
 
+def test_eps_written_without_a_dot_in_task_yaml_is_read_as_a_number(tmp_path):
+    ref = tmp_path / "input" / "ref"
+    code, stderr, out = score(tmp_path, result={"p_ind": P_IND})
+    (ref / "task.yaml").write_text("task: weak_lensing.phase2\neps: 1e-6\n")  # a string for YAML 1.1
+    proc = subprocess.run([sys.executable, str(SCORE_PY), str(tmp_path / "input"), str(tmp_path / "again")],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((tmp_path / "again" / "details.json").read_text())["eps"] == 1e-6
+
+
 def test_bad_eps_is_an_organiser_error(tmp_path):
     code, stderr, out = score(tmp_path, result={"p_ind": P_IND}, config={"eps": 0.7})
     assert code == 2 and "eps" in stderr and not (out / "scores.json").exists()

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..report import figure_html, new_figure, paragraph, table
-from ..task import Problems, ReferenceDataError, Result, Section, SubmissionError, Task
+from ..task import Problems, ReferenceDataError, Result, Section, Task
 from . import metrics
 from .phase1 import RESULT_FILE, is_number, read_json_object, sized_list
 
@@ -93,9 +93,13 @@ class Phase2Task(Task):
     def load_config(self, raw: dict) -> dict:
         config = super().load_config(raw)
         eps = config["eps"]
-        if not (isinstance(eps, (int, float)) and 0 < eps < 0.5):
+        try:  # YAML 1.1 reads "1e-15" (no dot) as a string
+            value = float(eps) if isinstance(eps, (int, float, str)) and not isinstance(eps, bool) else None
+        except ValueError:
+            value = None
+        if value is None or not 0 < value < 0.5:
             raise ReferenceDataError(f"task.yaml: eps must be a number in (0, 0.5), got {eps!r}")
-        return config
+        return {**config, "eps": value}
 
     def load_reference(self, ref_dir: Path, config: dict) -> dict:
         return {"is_ood": read_reference(ref_dir)}
