@@ -128,6 +128,7 @@ def test_time_limit_stops_the_model(tmp_path, small_inputs):
     (np.array([0.1, 0.9]), ("p_ind",), ("ood_scores",), {"p_ind": [0.1, 0.9]}),
     ([0.1, 0.9], ("p_ind",), ("ood_scores",), {"p_ind": [0.1, 0.9]}),
     ((np.array([0.1]), np.array([3.0])), ("p_ind",), ("ood_scores",), {"p_ind": [0.1], "ood_scores": [3.0]}),
+    ((np.array([0.1, 0.2]), [3.0]), ("p_ind",), ("ood_scores",), {"p_ind": [0.1, 0.2], "ood_scores": [3.0]}),
 ])
 def test_accepted_shapes_of_answer(predictions, required, optional, expected):
     assert result_from_predictions(predictions, required, optional) == expected

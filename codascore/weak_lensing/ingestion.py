@@ -46,6 +46,11 @@ def read_inputs(input_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return (train_maps.astype(np.float32), train_labels.astype(np.float64), test_maps.astype(np.float32))
 
 
+def is_flat(values) -> bool:
+    """A plain sequence of numbers (one array), not a sequence of arrays."""
+    return all(isinstance(v, (int, float, np.number)) for v in values)
+
+
 def result_from_predictions(predictions, required: tuple[str, ...], optional: tuple[str, ...]) -> dict:
     """The result.json content from what Model.predict returned (TypeError explains a wrong shape of
     answer; the values themselves are validated by the scorer exactly as a result submission's)."""
@@ -55,7 +60,7 @@ def result_from_predictions(predictions, required: tuple[str, ...], optional: tu
         if missing:
             raise TypeError(f"Model.predict returned a dict without {missing}; expected the keys {list(keys)}")
         chosen = {k: predictions[k] for k in keys if k in predictions and predictions[k] is not None}
-    elif isinstance(predictions, (tuple, list)) and not (len(required) == 1 and np.ndim(predictions) == 1):
+    elif isinstance(predictions, (tuple, list)) and not (len(required) == 1 and is_flat(predictions)):
         if not len(required) <= len(predictions) <= len(keys):
             raise TypeError(f"Model.predict returned {len(predictions)} values; expected {list(keys)}")
         chosen = dict(zip(keys, predictions))
