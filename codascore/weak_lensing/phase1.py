@@ -24,6 +24,9 @@ from .metrics import PARAMETERS
 #: Prior ranges of the challenge's training cosmologies (spec weak_lensing.md section 1).
 PRIOR = {"Omega_m": (0.0913, 0.619), "S_8": (0.680, 0.955)}
 RESULT_FILE = "result.json"
+#: Report cells with fewer maps than this are not drawn: a participant knows their own predictions, so a
+#: sparse cell of (truth, prediction) would give away that map's truth.
+MIN_BIN_COUNT = 10
 
 
 # --------------------------------------------------------------------------- reading and validation
@@ -209,8 +212,9 @@ def read_scaler(ref_dir: Path):
 # --------------------------------------------------------------------------- report
 
 def phase1_report(truth: np.ndarray, means: np.ndarray, errorbars: np.ndarray) -> list[Section]:
-    """Predicted against true (binned, so that no single map's truth is readable), pull histograms
-    against N(0, 1), and coverage at 1 and 2 sigma against the Gaussian levels."""
+    """Predicted against true (hexagons and truth bins of at least MIN_BIN_COUNT maps, so that no single
+    map's truth is readable), pull histograms against N(0, 1), coverage at 1 and 2 sigma against the
+    Gaussian levels, and the calibration curve (coverage against nominal level)."""
     sigma = np.abs(errorbars)
     with np.errstate(all="ignore"):
         pulls = (means - truth) / sigma
@@ -218,13 +222,13 @@ def phase1_report(truth: np.ndarray, means: np.ndarray, errorbars: np.ndarray) -
     fig, axes = new_figure(10, 4.2, ncols=2)
     for p, ax in enumerate(axes):
         lo, hi = PRIOR[PARAMETERS[p]]
-        ax.hexbin(truth[:, p], means[:, p], gridsize=40, cmap="Blues", mincnt=1,
+        ax.hexbin(truth[:, p], means[:, p], gridsize=25, cmap="Blues", mincnt=MIN_BIN_COUNT,
                   extent=(lo, hi, min(lo, np.percentile(means[:, p], 1)), max(hi, np.percentile(means[:, p], 99))))
         edges = np.linspace(truth[:, p].min(), truth[:, p].max(), 13)
         centres, mean_pred, mean_sigma = [], [], []
         for a, b in zip(edges[:-1], edges[1:]):
             rows = (truth[:, p] >= a) & (truth[:, p] <= b)
-            if rows.sum() >= 3:
+            if rows.sum() >= MIN_BIN_COUNT:
                 centres.append((a + b) / 2)
                 mean_pred.append(np.median(means[rows, p]))
                 mean_sigma.append(np.median(sigma[rows, p]))
@@ -273,8 +277,9 @@ def phase1_report(truth: np.ndarray, means: np.ndarray, errorbars: np.ndarray) -
     calibration = figure_html(fig, "coverage against nominal level")
     return [
         Section("Predicted against true", paragraph(
-            "Density of (true, predicted) pairs; red points are the median prediction in bins of the true "
-            "value, with the median submitted σ as error bars.") + scatter),
+            f"Density of (true, predicted) pairs, in cells of at least {MIN_BIN_COUNT} maps; red points are "
+            "the median prediction in bins of the true value, with the median submitted σ as error bars.")
+            + scatter),
         Section("Pulls", paragraph("A calibrated submission's pulls follow N(0, 1).") + histogram),
         Section("Coverage", coverage_table + paragraph(
             "Calibration curve: the fraction of maps whose truth lies in the central Gaussian interval "

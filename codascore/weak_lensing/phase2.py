@@ -17,11 +17,9 @@ import numpy as np
 from ..report import figure_html, new_figure, paragraph, table
 from ..task import Problems, ReferenceDataError, Result, Section, Task
 from . import metrics
-from .phase1 import RESULT_FILE, is_number, read_json_object, sized_list
+from .phase1 import MIN_BIN_COUNT, RESULT_FILE, is_number, read_json_object, sized_list
 
 REFERENCE_FILE = "label_test_phase2.npy"
-#: Report bins with fewer maps than this are not drawn, so that no single map's label can be read.
-MIN_BIN_COUNT = 10
 
 
 # --------------------------------------------------------------------------- reading and validation
