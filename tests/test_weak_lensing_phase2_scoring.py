@@ -116,7 +116,7 @@ def test_eps_comes_from_task_yaml(tmp_path):
 
 def test_eps_written_without_a_dot_in_task_yaml_is_read_as_a_number(tmp_path):
     ref = tmp_path / "input" / "ref"
-    code, stderr, out = score(tmp_path, result={"p_ind": P_IND})
+    score(tmp_path, result={"p_ind": P_IND})  # lays out input/
     (ref / "task.yaml").write_text("task: weak_lensing.phase2\neps: 1e-6\n")  # a string for YAML 1.1
     proc = subprocess.run([sys.executable, str(SCORE_PY), str(tmp_path / "input"), str(tmp_path / "again")],
                           capture_output=True, text=True, timeout=120)
