@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
@@ -122,3 +122,24 @@ def test_ood_score_equals_minus_scikit_learn_log_loss_where_clipping_does_not_ac
     p = np.clip(p, 1e-9, 1 - 1e-9)
     expected = -log_loss(y, p, labels=[0, 1])
     assert ood_score(y, p) == pytest.approx(expected, rel=1e-9, abs=1e-12)
+
+
+# Scores drawn from a few values, so that ties (one ROC point per tie block) are frequent.
+roc_cases = st.integers(2, 300).flatmap(lambda n: st.tuples(
+    arrays(np.int8, n, elements=st.integers(0, 1)),
+    arrays(np.float64, n, elements=st.sampled_from([-1.5, 0.0, 0.25, 0.3, 2.0, 7.0]) | st.floats(-1e3, 1e3))))
+
+
+@settings(max_examples=300, deadline=None)
+@given(roc_cases)
+def test_roc_points_equal_scikit_learn_roc_curve(case):
+    from sklearn.metrics import roc_curve
+
+    from codascore.weak_lensing.metrics import roc
+
+    is_ood, scores = case
+    assume(is_ood.min() != is_ood.max())  # one class has no ROC curve (tpr_at_low_fpr gives NaN first)
+    expected_fpr, expected_tpr, _ = roc_curve(is_ood, scores)
+    fpr, tpr = roc(is_ood, scores)
+    np.testing.assert_array_equal(fpr, expected_fpr)
+    np.testing.assert_array_equal(tpr, expected_tpr)
