@@ -1,0 +1,1 @@
+"""Ariel Data Challenge 2023."""
