@@ -127,6 +127,16 @@ def _as_params(params) -> np.ndarray:
     return arr
 
 
+def _positive_column(name: str, value, n_rows: int) -> np.ndarray:
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.ndim > 1 or (arr.ndim == 1 and arr.shape[0] != n_rows):
+        raise ValueError(f"{name}: expected a scalar or {n_rows} values, got shape {arr.shape}")
+    bad = np.flatnonzero(~(np.isfinite(arr) & (arr > 0)).reshape(-1))
+    if bad.size:
+        raise ValueError(f"{name}[{bad[0]}] = {arr.reshape(-1)[bad[0]]!r} is not a positive number")
+    return arr.reshape(-1, 1) if arr.ndim else arr
+
+
 class BuiltinForwardModel:
     """Vectorised analytic isothermal transmission model (see the module docstring)."""
 
@@ -139,17 +149,15 @@ class BuiltinForwardModel:
         self.cia_h2h2, self.cia_h2he = table["CIA_H2-H2"], table["CIA_H2-He"]
         self.molar_mass = np.array([MOLAR_MASS[m] for m in MOLECULES])
 
-    def spectra(self, params, star_radius_m: float, planet_mass_kg: float) -> np.ndarray:
+    def spectra(self, params, star_radius_m, planet_mass_kg) -> np.ndarray:
         """(K, 52) transit depths (Rp_apparent / Rs)^2 for K parameter rows (the 7 targets in spec
-        order, clipped to the prior first as the official code does), one planet's star radius (m, as in
-        AuxillaryTable.csv) and planet mass (kg)."""
+        order, clipped to the prior first as the official code does), the planet's star radius (m, as in
+        AuxillaryTable.csv) and planet mass (kg): scalars, or one value per row."""
         from .metrics import clip_to_prior
 
         p = clip_to_prior(_as_params(params))
-        if not (np.isfinite(star_radius_m) and star_radius_m > 0):
-            raise ValueError(f"star_radius_m: {star_radius_m!r} is not a positive number")
-        if not (np.isfinite(planet_mass_kg) and planet_mass_kg > 0):
-            raise ValueError(f"planet_mass_kg: {planet_mass_kg!r} is not a positive number")
+        star_radius_m = _positive_column("star_radius_m", star_radius_m, p.shape[0])
+        planet_mass_kg = _positive_column("planet_mass_kg", planet_mass_kg, p.shape[0])
         r0 = p[:, 0:1] * RJUP
         temp = np.maximum(p[:, 1:2], T_MIN)
         mix = 10.0 ** p[:, 2:]                                    # (K, 5)

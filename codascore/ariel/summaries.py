@@ -24,12 +24,22 @@ Q_LEVELS = np.linspace(0.01, 0.99, 10)
 BOUND_EPS = 1e-8
 
 
-def summarise_spectra(spectra: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(median, bound) per bin from a (K, bins) array of spectra (numpy's linear quantiles)."""
-    q1, q2, q3 = np.quantile(np.asarray(spectra, dtype=np.float64), [0.25, 0.5, 0.75], axis=0)
-    q1, q2, q3 = (np.clip(np.nan_to_num(q, nan=0.1, posinf=0.1, neginf=0.1), 1e-8, 0.1)
-                  for q in (q1, q2, q3))
+def spectral_quartiles(spectra: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-bin 25/50/75 % quantiles of a (K, bins) array (numpy's linear quantiles), each sanitised like
+    the official code: NaN and +-inf -> 0.1, then clipped to [1e-8, 0.1]."""
+    quartiles = np.quantile(np.asarray(spectra, dtype=np.float64), [0.25, 0.5, 0.75], axis=0)
+    q1, q2, q3 = (np.clip(np.nan_to_num(q, nan=0.1, posinf=0.1, neginf=0.1), 1e-8, 0.1) for q in quartiles)
+    return q1, q2, q3
+
+
+def median_and_bound(q1, q2, q3) -> tuple[np.ndarray, np.ndarray]:
+    """The spectral score's inputs: median = Q2, bound = Q3 - Q1 + 1e-8."""
     return q2, q3 - q1 + BOUND_EPS
+
+
+def summarise_spectra(spectra: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(median, bound) per bin from a (K, bins) array of spectra."""
+    return median_and_bound(*spectral_quartiles(spectra))
 
 
 def quantile_rows(trace: np.ndarray, weights: np.ndarray, n_rows: int, u: float) -> np.ndarray:
@@ -161,20 +171,17 @@ def argsort_numpy123(values) -> np.ndarray:
     return np.array(t, dtype=np.int64)
 
 
-def posterior_spectra_summary(forward_model, trace, weights, star_radius_m, planet_mass_kg, u,
-                              method: str = "quantiles", n_samples: int = 256,
-                              argsort_compat: str = "numpy123"):
-    """(median, bound, spectra) of one weighted sample with one uniform draw u. ``spectra`` is the
-    (K, 52) or (10, 52) array the quantiles were taken over (kept for the report)."""
+def posterior_spectra(forward_model, trace, weights, star_radius_m, planet_mass_kg, u,
+                      method: str = "quantiles", n_samples: int = 256,
+                      argsort_compat: str = "numpy123") -> np.ndarray:
+    """The spectra whose per-bin quartiles summarise one weighted sample (one uniform draw u): K spectra
+    of resampled rows (``quantiles``) or the 10 blended spectra of the ADC2023 rows (``official``)."""
     trace = np.asarray(trace, dtype=np.float64)
     weights = np.asarray(weights, dtype=np.float64)
     if method == "quantiles":
-        spectra = forward_model.spectra(quantile_rows(trace, weights, n_samples, u),
-                                        star_radius_m, planet_mass_kg)
-    elif method == "official":
+        return forward_model.spectra(quantile_rows(trace, weights, n_samples, u), star_radius_m,
+                                     planet_mass_kg)
+    if method == "official":
         rows, pairs = official_rows(trace, weights, u, argsort_compat)
-        spectra = blend(forward_model.spectra(rows, star_radius_m, planet_mass_kg), pairs)
-    else:
-        raise ValueError(f"spectral_method: unknown value {method!r} (quantiles or official)")
-    median, bound = summarise_spectra(spectra)
-    return median, bound, spectra
+        return blend(forward_model.spectra(rows, star_radius_m, planet_mass_kg), pairs)
+    raise ValueError(f"spectral_method: unknown value {method!r} (quantiles or official)")
