@@ -147,3 +147,13 @@ def test_hdf5_to_npz_converter(tmp_path):
     ariel_io.hdf5_to_npz(tmp_path / "s.hdf5", tmp_path / "out" / "submission.npz")
     out = ariel_io.load_posteriors(tmp_path / "out", NAMES, min_samples=10)
     np.testing.assert_array_equal(out.traces[1], traces[1])
+
+
+def test_submission_named_file_wins_over_other_data_files(tmp_path):
+    traces, weights = _posteriors()
+    ariel_io.write_posteriors_hdf5(tmp_path / "submission.hdf5", NAMES, traces, weights)
+    ariel_io.write_npz(tmp_path / "model_weights.npz", {"coef": np.zeros(3)})
+    assert ariel_io.find_posterior_file(tmp_path).name == "submission.hdf5"
+    (tmp_path / "submission.hdf5").rename(tmp_path / "posterior.h5")
+    with pytest.raises(SubmissionError, match="several submission files"):
+        ariel_io.find_posterior_file(tmp_path)

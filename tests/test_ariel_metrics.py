@@ -120,6 +120,7 @@ def test_input_validation_names_argument_and_index():
 finite = st.floats(-5, 5, allow_nan=False, width=32)
 
 
+@pytest.mark.filterwarnings("ignore:ks_2samp:RuntimeWarning")  # scipy's p-value on tiny samples
 @settings(max_examples=60, deadline=None)
 @given(st.integers(1, 40), st.integers(1, 3), st.data())
 def test_ks_rows_equal_scipy_exactly(n, rows, data):

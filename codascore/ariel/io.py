@@ -42,16 +42,22 @@ def planet_name(index: int) -> str:
 
 # -------------------------------------------------------------------------------------------- finding
 def find_posterior_file(folder: Path) -> Path:
-    """The single submission file in folder: *.hdf5 / *.h5 or *.npz (SubmissionError otherwise)."""
+    """The submission file in folder: ``submission.hdf5`` / ``submission.h5`` / ``submission.npz`` when
+    exactly one of these is present (code submissions also leave their own files beside it), else the
+    single *.hdf5 / *.h5 / *.npz file. SubmissionError when there is none or the choice is ambiguous."""
     folder = Path(folder)
     candidates = sorted(p for p in folder.iterdir() if p.is_file()
                         and p.suffix.lower() in HDF5_SUFFIXES + (NPZ_SUFFIX,))
+    preferred = [p for p in candidates if p.stem == "submission"]
+    if len(preferred) == 1:
+        return preferred[0]
     if not candidates:
         present = sorted(p.name for p in folder.iterdir())[:10]
         raise SubmissionError(f"no submission file: expected submission.hdf5 (or submission.npz) at the "
                               f"top of the zip, found {present}")
     if len(candidates) > 1:
-        raise SubmissionError(f"several submission files {[p.name for p in candidates]}: submit exactly one")
+        names = [p.name for p in (preferred or candidates)]
+        raise SubmissionError(f"several submission files {names}: submit exactly one")
     return candidates[0]
 
 

@@ -103,12 +103,26 @@ def normalise(trace: np.ndarray) -> np.ndarray:
 
 
 def resampled_columns(trace, weights, gt_trace, gt_weights, rng) -> tuple[np.ndarray, np.ndarray]:
-    """The two normalised (M, 7) arrays the KS test compares: the submission resampled, then the GT
-    resampled (two draws, in that order), the GT cyclically resized / truncated to M rows (np.resize)."""
+    """The two normalised (7, M) arrays the KS test compares: the submission resampled, then the GT
+    resampled (two draws, in that order), the GT cyclically resized / truncated to M rows (np.resize).
+    Column-major (one row per target) so that every elementwise pass runs along M."""
     m = trace.shape[0]
-    sub = normalise(trace[systematic_indices(weights, _uniform_draw(rng))])
-    gt = normalise(gt_trace[systematic_indices(gt_weights, _uniform_draw(rng))])
-    return sub, gt[np.arange(m) % gt.shape[0]]
+    sub = trace[systematic_indices(weights, _uniform_draw(rng))].T
+    gt = gt_trace[systematic_indices(gt_weights, _uniform_draw(rng))].T
+    if gt.shape[1] != m:
+        gt = gt[:, np.arange(m) % gt.shape[1]]
+    return _normalise_rows(sub), _normalise_rows(gt)
+
+
+def _normalise_rows(columns: np.ndarray) -> np.ndarray:
+    """normalise() for a (7, M) array: same operations in the same order, hence identical values."""
+    lo, hi = PRIOR_BOUNDS[:, :1], PRIOR_BOUNDS[:, 1:]
+    out = np.maximum(columns, lo)
+    np.minimum(out, hi, out=out)
+    out -= lo
+    out /= hi - lo
+    out += 0.0
+    return out
 
 
 # ------------------------------------------------------------------------------------------------ KS
@@ -117,9 +131,15 @@ def _sortable_keys(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
     like the values: for x >= 0 the IEEE bit pattern is monotone, and it has a free top bit."""
     if a.min() < 0 or b.min() < 0:
         return None
-    bits = np.concatenate([a, b], axis=1).view(np.uint64) << np.uint64(1)
-    bits[:, a.shape[1]:] |= np.uint64(1)
-    return bits
+    n = a.shape[1]
+    pooled = np.empty((a.shape[0], 2 * n))
+    pooled[:, :n] = a
+    pooled[:, n:] = b
+    pooled += 0.0  # -0.0 -> +0.0
+    keys = pooled.view(np.uint64)
+    keys <<= np.uint64(1)
+    keys[:, n:] |= np.uint64(1)
+    return keys
 
 
 def ks_statistic_rows(a, b) -> np.ndarray:
@@ -136,30 +156,33 @@ def ks_statistic_rows(a, b) -> np.ndarray:
         raise ValueError(f"a, b: expected two (R, n) arrays of the same shape, got {a.shape} and {b.shape}")
     if not (np.isfinite(a).all() and np.isfinite(b).all()):
         raise ValueError("a, b: values must be finite")
+    return _ks_rows(a, b)
+
+
+def _ks_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """ks_statistic_rows on validated float64 arrays."""
     n = a.shape[1]
-    keys = _sortable_keys(a + 0.0, b + 0.0)
+    keys = _sortable_keys(a, b)
+    inside_tie = np.zeros((a.shape[0], 2 * n), dtype=bool)  # ECDFs are compared after the last tie
     if keys is not None:
         keys.sort(axis=1)
-        from_b = (keys & np.uint64(1)).astype(np.int64)
-        values = keys >> np.uint64(1)
-        last_of_tie = np.ones(keys.shape, dtype=bool)
-        last_of_tie[:, :-1] = values[:, 1:] != values[:, :-1]
+        count_b = np.cumsum((keys & np.uint64(1)).view(np.int64), axis=1)  # no dtype cast: 40x faster
+        np.less_equal(keys[:, 1:] ^ keys[:, :-1], np.uint64(1), out=inside_tie[:, :-1])
     else:  # negative values: a stable argsort carries the labels instead
         pooled = np.concatenate([a, b], axis=1)
         order = np.argsort(pooled, axis=1, kind="stable")
-        from_b = (order >= n).astype(np.int64)
+        count_b = np.cumsum(order >= n, axis=1, dtype=np.int64)
         values = np.take_along_axis(pooled, order, axis=1)
-        last_of_tie = np.ones(values.shape, dtype=bool)
-        last_of_tie[:, :-1] = values[:, 1:] != values[:, :-1]
-    count_b = np.cumsum(from_b, axis=1)
+        np.equal(values[:, 1:], values[:, :-1], out=inside_tie[:, :-1])
+    if n <= KS_EXACT_MAX_N:
+        # scipy rounds D to h / n in its exact mode; h is the integer count difference, found exactly.
+        count_diff = np.abs(np.arange(1, 2 * n + 1) - 2 * count_b)
+        return np.max(count_diff, axis=1, where=~inside_tie, initial=0) / n
     count_a = np.arange(1, 2 * n + 1) - count_b
-    diff = np.where(last_of_tie, count_a / n - count_b / n, 0.0)  # scipy's cdf1 - cdf2, same rounding
+    diff = np.where(inside_tie, 0.0, count_a / n - count_b / n)  # scipy's cdf1 - cdf2, same rounding
     d_max = diff.max(axis=1)
     d_min = np.clip(-diff.min(axis=1), 0, 1)
-    d = np.where(d_min > d_max, d_min, d_max)
-    if n <= KS_EXACT_MAX_N:
-        d = np.round(d * n) / n  # lcm(n, n) = n
-    return d
+    return np.where(d_min > d_max, d_min, d_max)
 
 
 def weighted_ks_statistic(a, wa, b, wb) -> float:
@@ -185,7 +208,7 @@ def posterior_target_scores(trace, weights, gt_trace, gt_weights, seed=None) -> 
     gt_trace = _as_trace("gt_trace", gt_trace)
     gt_weights = _as_weights("gt_weights", gt_weights, gt_trace.shape[0])
     sub, gt = resampled_columns(trace, weights, gt_trace, gt_weights, as_random_state(seed))
-    return (1.0 - ks_statistic_rows(sub.T, gt.T)) * 1000.0
+    return (1.0 - _ks_rows(sub, gt)) * 1000.0
 
 
 def posterior_score(trace, weights, gt_trace, gt_weights, seed=None) -> float:
@@ -233,11 +256,11 @@ def posterior_exact_score(trace, weights, gt_trace, gt_weights) -> float:
 
 
 def posterior_target_scores_batch(traces, weights, gt_traces, gt_weights, seed=0,
-                                  chunk_rows: int = 2_000_000) -> np.ndarray:
+                                  chunk_rows: int = 100_000) -> np.ndarray:
     """(P, 7) per-target posterior scores of P planets, identical to calling
     :func:`posterior_target_scores` planet by planet with one shared RandomState (draw order: planet 0
     submission, planet 0 GT, planet 1 submission, ...). KS statistics of planets with equal M are
-    computed together in batches of about chunk_rows pooled values."""
+    computed together in batches of about chunk_rows pooled values (small batches stay in the CPU cache)."""
     rng = as_random_state(seed)
     n_planets = len(traces)
     if not (len(weights) == len(gt_traces) == len(gt_weights) == n_planets):
@@ -252,14 +275,14 @@ def posterior_target_scores_batch(traces, weights, gt_traces, gt_weights, seed=0
     scores = np.empty((n_planets, N_TARGETS))
     by_size: dict[int, list[int]] = {}
     for p, (sub, _) in enumerate(pairs):
-        by_size.setdefault(sub.shape[0], []).append(p)
+        by_size.setdefault(sub.shape[1], []).append(p)
     for m, planets in by_size.items():
         step = max(1, chunk_rows // (2 * m * N_TARGETS))
         for start in range(0, len(planets), step):
             group = planets[start:start + step]
-            a = np.concatenate([pairs[p][0].T for p in group])
-            b = np.concatenate([pairs[p][1].T for p in group])
-            scores[group] = (1.0 - ks_statistic_rows(a, b).reshape(len(group), N_TARGETS)) * 1000.0
+            a = np.concatenate([pairs[p][0] for p in group])
+            b = np.concatenate([pairs[p][1] for p in group])
+            scores[group] = (1.0 - _ks_rows(a, b).reshape(len(group), N_TARGETS)) * 1000.0
     return scores
 
 
