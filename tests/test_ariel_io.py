@@ -157,3 +157,14 @@ def test_submission_named_file_wins_over_other_data_files(tmp_path):
     (tmp_path / "submission.hdf5").rename(tmp_path / "posterior.h5")
     with pytest.raises(SubmissionError, match="several submission files"):
         ariel_io.find_posterior_file(tmp_path)
+
+
+def test_cli_check_and_convert(tmp_path, capsys):
+    from codascore.cli import main
+
+    traces, weights = _posteriors(m=1000)
+    ariel_io.write_posteriors_hdf5(tmp_path / "submission.hdf5", NAMES, traces, weights)
+    assert main(["ariel", "to-npz", str(tmp_path / "submission.hdf5"), str(tmp_path / "s.npz")]) == 0
+    assert main(["ariel", "check", str(tmp_path / "s.npz"), "--planets", "3"]) == 0
+    assert main(["ariel", "check", str(tmp_path / "s.npz"), "--planets", "4"]) == 1
+    assert "Planet_public4" in capsys.readouterr().err

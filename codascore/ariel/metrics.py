@@ -265,24 +265,27 @@ def posterior_target_scores_batch(traces, weights, gt_traces, gt_weights, seed=0
     n_planets = len(traces)
     if not (len(weights) == len(gt_traces) == len(gt_weights) == n_planets):
         raise ValueError("traces, weights, gt_traces, gt_weights: lists of different lengths")
-    pairs = []
+    scores = np.empty((n_planets, N_TARGETS))
+    pending: dict[int, list] = {}  # M -> [(planet, sub columns, GT columns)] waiting for one batched KS
+
+    def flush(m: int) -> None:
+        group = pending.pop(m)
+        a = np.concatenate([sub for _, sub, _ in group])
+        b = np.concatenate([gt for _, _, gt in group])
+        planets = [p for p, _, _ in group]
+        scores[planets] = (1.0 - _ks_rows(a, b).reshape(len(group), N_TARGETS)) * 1000.0
+
     for p in range(n_planets):
         trace = _as_trace(f"traces[{p}]", traces[p])
         w = _as_weights(f"weights[{p}]", weights[p], trace.shape[0])
         gt = _as_trace(f"gt_traces[{p}]", gt_traces[p])
         gw = _as_weights(f"gt_weights[{p}]", gt_weights[p], gt.shape[0])
-        pairs.append(resampled_columns(trace, w, gt, gw, rng))
-    scores = np.empty((n_planets, N_TARGETS))
-    by_size: dict[int, list[int]] = {}
-    for p, (sub, _) in enumerate(pairs):
-        by_size.setdefault(sub.shape[1], []).append(p)
-    for m, planets in by_size.items():
-        step = max(1, chunk_rows // (2 * m * N_TARGETS))
-        for start in range(0, len(planets), step):
-            group = planets[start:start + step]
-            a = np.concatenate([pairs[p][0] for p in group])
-            b = np.concatenate([pairs[p][1] for p in group])
-            scores[group] = (1.0 - _ks_rows(a, b).reshape(len(group), N_TARGETS)) * 1000.0
+        m = trace.shape[0]
+        pending.setdefault(m, []).append((p, *resampled_columns(trace, w, gt, gw, rng)))
+        if len(pending[m]) * 2 * m * N_TARGETS >= chunk_rows:
+            flush(m)
+    for m in list(pending):
+        flush(m)
     return scores
 
 

@@ -42,7 +42,7 @@ def _marginals(result, reference, submission) -> Section:
     for row, p in enumerate(shown):
         for t, target in enumerate(TARGETS):
             ax = axes[row, t]
-            bins = np.linspace(PRIOR_BOUNDS[t, 0], PRIOR_BOUNDS[t, 1], 41)
+            bins = _shared_bins(clip_to_prior(gt.traces[p])[:, t], clip_to_prior(sub.traces[p])[:, t], t)
             ax.hist(clip_to_prior(gt.traces[p])[:, t], bins=bins, weights=gt.weights[p], color="#999999",
                     alpha=0.7, label="ground truth")
             ax.hist(clip_to_prior(sub.traces[p])[:, t], bins=bins, weights=sub.weights[p], histtype="step",
@@ -59,6 +59,14 @@ def _marginals(result, reference, submission) -> Section:
     return Section("Marginal posteriors", text + figure_html(fig, "marginal histograms"))
 
 
+def _shared_bins(a: np.ndarray, b: np.ndarray, target: int) -> np.ndarray:
+    """40 bins over the central 99 % of both samples (a point mass gets 1 % of the prior width)."""
+    lo = min(np.percentile(a, 0.5), np.percentile(b, 0.5))
+    hi = max(np.percentile(a, 99.5), np.percentile(b, 99.5))
+    pad = max(0.05 * (hi - lo), 0.005 * (PRIOR_BOUNDS[target, 1] - PRIOR_BOUNDS[target, 0]))
+    return np.linspace(lo - pad, hi + pad, 41)
+
+
 def _spectra(result, reference, submission) -> Section:
     views = submission.spectral_views
     if not views:
@@ -73,6 +81,8 @@ def _spectra(result, reference, submission) -> Section:
         ax.fill_between(WAVELENGTH_UM, s1 * 1e2, s3 * 1e2, color="#c0392b", alpha=0.25, label="submission IQR")
         ax.plot(WAVELENGTH_UM, s2 * 1e2, color="#c0392b", label="submission median")
         ax.set_xscale("log")
+        ax.set_xticks([0.6, 1, 2, 3, 4, 5, 7], ["0.6", "1", "2", "3", "4", "5", "7"])
+        ax.minorticks_off()
         ax.set_ylabel("transit depth (%)")
         ax.set_title(f"{reference.names[p]}: spectral score {result.instances[p]['spectral']:.1f}", fontsize=9)
     axes[0].legend(fontsize=7)
