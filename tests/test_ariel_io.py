@@ -168,3 +168,27 @@ def test_cli_check_and_convert(tmp_path, capsys):
     assert main(["ariel", "check", str(tmp_path / "s.npz"), "--planets", "3"]) == 0
     assert main(["ariel", "check", str(tmp_path / "s.npz"), "--planets", "4"]) == 1
     assert "Planet_public4" in capsys.readouterr().err
+
+
+def test_hdf5_links_and_external_storage_are_refused(tmp_path):
+    import h5py
+
+    traces, weights = _posteriors()
+    ariel_io.write_posteriors_hdf5(tmp_path / "other.hdf5", NAMES, traces, weights)
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (tmp_path / "raw.bin").write_bytes(np.full(20, 0.05).tobytes())
+    with h5py.File(sub / "submission.hdf5", "w") as handle:
+        handle["Planet_public1"] = h5py.ExternalLink(str(tmp_path / "other.hdf5"), "Planet_public1")
+        group = handle.create_group("Planet_public2")
+        group.create_dataset("tracedata", data=traces[1])
+        group.create_dataset("weights", shape=(20,), dtype="f8", external=[(str(tmp_path / "raw.bin"), 0, 160)])
+        group = handle.create_group("Planet_public3")
+        group.create_dataset("tracedata", data=traces[2])
+        group["weights"] = h5py.SoftLink("/Planet_public2/weights")
+    with pytest.raises(SubmissionError) as info:
+        ariel_io.load_posteriors(sub, NAMES, min_samples=10)
+    text = str(info.value)
+    assert "Planet_public1 is a soft or external link" in text
+    assert "Planet_public2/weights stores its data in other files" in text
+    assert "Planet_public3/weights is a soft or external link" in text

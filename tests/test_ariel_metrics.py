@@ -206,3 +206,20 @@ def test_summaries_sanitise_like_official():
     median, bound = summarise_spectra(spectra)
     assert median[0] == 0.1 and median[1] == 0.1 and median[2] == 0.01
     assert np.all(bound == pytest.approx(1e-8))
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 60), st.integers(1, 80), st.integers(0, 2**32 - 1), st.data())
+def test_posterior_score_is_a_ks_lattice_value_in_range(m, n, seed, data):
+    rng = np.random.default_rng(data.draw(st.integers(0, 1000)))
+    trace, gt = _random_trace(rng, m, spread=3.0), _random_trace(rng, n, loc=1.0)
+    w, gw = rng.dirichlet(np.ones(m)), rng.dirichlet(np.full(n, 0.5))
+    w, gw = w / w.sum(), gw / gw.sum()
+    scores = posterior_target_scores(trace, w, gt, gw, seed=seed)
+    assert np.all((scores >= 0) & (scores <= 1000))
+    # each D is a multiple of 1/M (scipy's exact mode with equal sizes)
+    np.testing.assert_allclose((1000 - scores) * m / 1000, np.round((1000 - scores) * m / 1000), atol=1e-9)
+    exact = posterior_exact_score(trace, w, gt, gw)
+    order = rng.permutation(m)
+    assert posterior_exact_score(trace[order], w[order], gt, gw) == pytest.approx(exact, abs=1e-9)
+    assert 0 <= exact <= 1000

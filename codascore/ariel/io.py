@@ -83,7 +83,12 @@ def _read_hdf5(path: Path) -> dict:
         raise SubmissionError(f"{path.name}: not a readable HDF5 file ({exc})")
     groups: dict[str, dict[str, object]] = {}
     with handle:
-        for name, group in handle.items():
+        for name in handle:
+            # Links could make the scorer read other files (e.g. the reference): only hard links count.
+            if not isinstance(handle.get(name, getlink=True), h5py.HardLink):
+                groups[name] = {"": "is a soft or external link; only plain groups are accepted"}
+                continue
+            group = handle[name]
             if not isinstance(group, h5py.Group):
                 groups[name] = {"": f"is a {type(group).__name__}, not a group"}
                 continue
@@ -91,17 +96,25 @@ def _read_hdf5(path: Path) -> dict:
             for dataset in DATASETS:
                 if dataset not in group:
                     continue
-                item = group[dataset]
-                if not isinstance(item, h5py.Dataset):
-                    entry[dataset] = "is not a dataset"
-                elif item.size > MAX_ELEMENTS:
-                    entry[dataset] = f"has {item.size} elements, more than {MAX_ELEMENTS}"
-                elif item.dtype.kind not in "fiu":
-                    entry[dataset] = f"has dtype {item.dtype}, not numbers"
-                else:
-                    entry[dataset] = np.asarray(item[()], dtype=np.float64)
+                entry[dataset] = _read_dataset(h5py, group, dataset)
             groups[name] = entry
     return groups
+
+
+def _read_dataset(h5py, group, dataset: str):
+    """The dataset as float64, or a string saying why it is refused."""
+    if not isinstance(group.get(dataset, getlink=True), h5py.HardLink):
+        return "is a soft or external link; only plain datasets are accepted"
+    item = group[dataset]
+    if not isinstance(item, h5py.Dataset):
+        return "is not a dataset"
+    if item.external or item.is_virtual:
+        return "stores its data in other files; only self-contained datasets are accepted"
+    if item.size > MAX_ELEMENTS:
+        return f"has {item.size} elements, more than {MAX_ELEMENTS}"
+    if item.dtype.kind not in "fiu":
+        return f"has dtype {item.dtype}, not numbers"
+    return np.asarray(item[()], dtype=np.float64)
 
 
 def _read_npz(path: Path) -> dict:
@@ -115,6 +128,9 @@ def _read_npz(path: Path) -> dict:
             group, _, dataset = key.rpartition("/")
             entry = groups.setdefault(group or key, {})
             if dataset not in DATASETS or not group:
+                continue
+            if archive.zip.getinfo(key + ".npy").file_size > 8 * MAX_ELEMENTS + 4096:
+                entry[dataset] = f"is larger than {MAX_ELEMENTS} numbers"
                 continue
             try:
                 value = archive[key]
