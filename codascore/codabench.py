@@ -110,6 +110,10 @@ def check_ingestion_outcome(res_dir: Path) -> None:
     if error_file.is_file():
         text = error_file.read_text(encoding="utf-8", errors="replace")
         raise SubmissionError(["your code failed in the ingestion step:", *text.splitlines()[-40:]])
+    code = read_worker_metadata(res_dir).get("ingestionExitCode")
+    if code not in (None, 0):
+        raise SubmissionError(f"the ingestion step exited with code {code} (see the prediction step's logs); "
+                              f"nothing to score")
 
 
 # --------------------------------------------------------------------------- scores.json
@@ -202,39 +206,29 @@ def score_main(argv: list[str]) -> int:
     output_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     log(f"codascore {__version__} scoring program")
-    task, config, reference, submission = None, None, None, None
+    task = None
     warnings: list[str] = []
+    stage = "reading the reference data"
     try:
         task, config = read_task_config(input_dir / "ref", "reference data")
         log(f"task {task.name}")
         reference = task.load_reference(input_dir / "ref", config)
-    except ReferenceDataError as exc:
-        log(f"ERROR: organiser error in the reference data or configuration: {exc}")
-        return EXIT_ORGANISER_ERROR
-    except Exception:
-        log("ERROR: internal error while reading the reference data:\n" + traceback.format_exc())
-        return EXIT_INTERNAL_ERROR
-    try:
+        stage = "reading the submission"
         res_dir = input_dir / "res"
         check_ingestion_outcome(res_dir)
         res_root, found_warnings = locate_submission(res_dir, task.result_files)
         warnings += found_warnings
         submission = task.load_submission(res_root, reference, config)
+        stage = "scoring"
+        result = task.score(reference, submission, config)
+        scores, omitted, score_warnings = clean_scores(result.scores, task)
     except SubmissionError as exc:
         return _fail_submission(task, exc, warnings, output_dir)
     except ReferenceDataError as exc:
         log(f"ERROR: organiser error in the reference data or configuration: {exc}")
         return EXIT_ORGANISER_ERROR
     except Exception:
-        log("ERROR: internal error while reading the submission:\n" + traceback.format_exc())
-        return EXIT_INTERNAL_ERROR
-    try:
-        result = task.score(reference, submission, config)
-        scores, omitted, score_warnings = clean_scores(result.scores, task)
-    except SubmissionError as exc:
-        return _fail_submission(task, exc, warnings, output_dir)
-    except Exception:
-        log("ERROR: internal error while scoring:\n" + traceback.format_exc())
+        log(f"ERROR: internal error while {stage}:\n" + traceback.format_exc())
         return EXIT_INTERNAL_ERROR
     warnings += result.warnings + score_warnings
     for warning in warnings:

@@ -173,3 +173,10 @@ def test_ingestion_failure_recorded_in_res_fails_scoring_with_its_text(tmp_path)
     code, stderr, out = score(tmp_path, res_files={"ingestion_error.txt": "Traceback ...\nZeroDivisionError: boom\n"})
     assert code == 1 and "ZeroDivisionError: boom" in stderr
     assert not (out / "scores.json").exists()
+
+
+def test_failed_ingestion_exit_code_in_worker_metadata_fails_scoring(tmp_path):
+    code, stderr, out = score(tmp_path, result=GOOD,
+                              res_files={"metadata": "exitCode: null\ningestionExitCode: 137\n"})
+    assert code == 1 and "ingestion step exited with code 137" in stderr
+    assert not (out / "scores.json").exists()
