@@ -102,46 +102,35 @@ def normalise(trace: np.ndarray) -> np.ndarray:
     return (clip_to_prior(trace) - lo) / (hi - lo) + 0.0
 
 
-def resampled_columns(trace, weights, gt_trace, gt_weights, rng) -> tuple[np.ndarray, np.ndarray]:
-    """The two normalised (7, M) arrays the KS test compares: the submission resampled, then the GT
-    resampled (two draws, in that order), the GT cyclically resized / truncated to M rows (np.resize).
-    Column-major (one row per target) so that every elementwise pass runs along M."""
+def resampled_columns(trace, weights, gt_trace, gt_weights, rng, out=None) -> np.ndarray:
+    """The pooled (7, 2M) array the KS tests compare: columns :M hold the normalised, resampled
+    submission, columns M: the normalised, resampled GT (two draws, in that order) cyclically resized or
+    truncated to M rows (np.resize). One row per target, so every elementwise pass runs along M; out, if
+    given, is filled in place."""
     m = trace.shape[0]
-    sub = trace[systematic_indices(weights, _uniform_draw(rng))].T
-    gt = gt_trace[systematic_indices(gt_weights, _uniform_draw(rng))].T
-    if gt.shape[1] != m:
-        gt = gt[:, np.arange(m) % gt.shape[1]]
-    return _normalise_rows(sub), _normalise_rows(gt)
+    sub_rows = systematic_indices(weights, _uniform_draw(rng))
+    gt_rows = systematic_indices(gt_weights, _uniform_draw(rng))
+    if gt_rows.shape[0] != m:
+        gt_rows = gt_rows[np.arange(m) % gt_rows.shape[0]]
+    pooled = np.empty((N_TARGETS, 2 * m)) if out is None else out
+    np.take(trace.T, sub_rows, axis=1, out=pooled[:, :m], mode="clip")
+    np.take(gt_trace.T, gt_rows, axis=1, out=pooled[:, m:], mode="clip")
+    _normalise_rows(pooled)
+    return pooled
 
 
-def _normalise_rows(columns: np.ndarray) -> np.ndarray:
-    """normalise() for a (7, M) array: same operations in the same order, hence identical values."""
+def _normalise_rows(columns: np.ndarray) -> None:
+    """normalise() in place for a (7, n) array: the same operations in the same order, hence identical
+    values (+ 0.0 turns -0.0 into +0.0)."""
     lo, hi = PRIOR_BOUNDS[:, :1], PRIOR_BOUNDS[:, 1:]
-    out = np.maximum(columns, lo)
-    np.minimum(out, hi, out=out)
-    out -= lo
-    out /= hi - lo
-    out += 0.0
-    return out
+    np.maximum(columns, lo, out=columns)
+    np.minimum(columns, hi, out=columns)
+    columns -= lo
+    columns /= hi - lo
+    columns += 0.0
 
 
 # ------------------------------------------------------------------------------------------------ KS
-def _sortable_keys(a: np.ndarray, b: np.ndarray) -> np.ndarray | None:
-    """Pack non-negative finite floats and a sample label (0 for a, 1 for b) into uint64 keys that sort
-    like the values: for x >= 0 the IEEE bit pattern is monotone, and it has a free top bit."""
-    if a.min() < 0 or b.min() < 0:
-        return None
-    n = a.shape[1]
-    pooled = np.empty((a.shape[0], 2 * n))
-    pooled[:, :n] = a
-    pooled[:, n:] = b
-    pooled += 0.0  # -0.0 -> +0.0
-    keys = pooled.view(np.uint64)
-    keys <<= np.uint64(1)
-    keys[:, n:] |= np.uint64(1)
-    return keys
-
-
 def ks_statistic_rows(a, b) -> np.ndarray:
     """Two-sample KS statistic D for each row pair of a (R, n) and b (R, n), equal to
     ``scipy.stats.ks_2samp(a[r], b[r]).statistic`` (two-sided, method 'auto') bit for bit.
@@ -161,25 +150,42 @@ def ks_statistic_rows(a, b) -> np.ndarray:
 
 def _ks_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """ks_statistic_rows on validated float64 arrays."""
-    n = a.shape[1]
-    keys = _sortable_keys(a, b)
-    inside_tie = np.zeros((a.shape[0], 2 * n), dtype=bool)  # ECDFs are compared after the last tie
-    if keys is not None:
-        keys.sort(axis=1)
-        count_b = np.cumsum((keys & np.uint64(1)).view(np.int64), axis=1)  # no dtype cast: 40x faster
-        np.less_equal(keys[:, 1:] ^ keys[:, :-1], np.uint64(1), out=inside_tie[:, :-1])
-    else:  # negative values: a stable argsort carries the labels instead
-        pooled = np.concatenate([a, b], axis=1)
-        order = np.argsort(pooled, axis=1, kind="stable")
-        count_b = np.cumsum(order >= n, axis=1, dtype=np.int64)
-        values = np.take_along_axis(pooled, order, axis=1)
-        np.equal(values[:, 1:], values[:, :-1], out=inside_tie[:, :-1])
+    pooled = np.concatenate([a, b], axis=1)
+    if pooled.min() >= 0:
+        return _ks_pooled(pooled + 0.0)
+    n = a.shape[1]  # negative values: a stable argsort carries the sample labels instead
+    order = np.argsort(pooled, axis=1, kind="stable")
+    values = np.take_along_axis(pooled, order, axis=1)
+    last_of_tie = np.ones(pooled.shape, dtype=bool)
+    np.not_equal(values[:, 1:], values[:, :-1], out=last_of_tie[:, :-1])
+    return _ks_from_counts(np.cumsum(order >= n, axis=1, dtype=np.int64), last_of_tie)
+
+
+def _ks_pooled(pooled: np.ndarray) -> np.ndarray:
+    """KS D per row of a (R, 2n) array of non-negative floats, sample a in columns :n, b in n: (the
+    array is consumed). Values and labels are packed into uint64 keys that sort like the values: for
+    x >= 0 (not -0.0) the IEEE bit pattern is monotone and its top bit is free for a shift."""
+    n = pooled.shape[1] // 2
+    keys = pooled.view(np.uint64)
+    keys <<= np.uint64(1)
+    keys[:, n:] |= np.uint64(1)
+    keys.sort(axis=1)
+    count_b = np.cumsum((keys & np.uint64(1)).view(np.int64), axis=1)  # no dtype cast: 40x faster
+    last_of_tie = np.ones(keys.shape, dtype=bool)  # the ECDFs are compared after the last tied value
+    np.greater(keys[:, 1:] ^ keys[:, :-1], np.uint64(1), out=last_of_tie[:, :-1])
+    return _ks_from_counts(count_b, last_of_tie)
+
+
+def _ks_from_counts(count_b: np.ndarray, last_of_tie: np.ndarray) -> np.ndarray:
+    """D from the running count of b-values along the sorted pooled rows, as scipy computes it."""
+    n = count_b.shape[1] // 2
     if n <= KS_EXACT_MAX_N:
         # scipy rounds D to h / n in its exact mode; h is the integer count difference, found exactly.
         count_diff = np.abs(np.arange(1, 2 * n + 1) - 2 * count_b)
-        return np.max(count_diff, axis=1, where=~inside_tie, initial=0) / n
+        count_diff *= last_of_tie  # a multiply is ~20x faster than boolean-mask assignment
+        return count_diff.max(axis=1) / n
     count_a = np.arange(1, 2 * n + 1) - count_b
-    diff = np.where(inside_tie, 0.0, count_a / n - count_b / n)  # scipy's cdf1 - cdf2, same rounding
+    diff = (count_a / n - count_b / n) * last_of_tie  # scipy's cdf1 - cdf2, same rounding
     d_max = diff.max(axis=1)
     d_min = np.clip(-diff.min(axis=1), 0, 1)
     return np.where(d_min > d_max, d_min, d_max)
@@ -207,8 +213,8 @@ def posterior_target_scores(trace, weights, gt_trace, gt_weights, seed=None) -> 
     weights = _as_weights("weights", weights, trace.shape[0])
     gt_trace = _as_trace("gt_trace", gt_trace)
     gt_weights = _as_weights("gt_weights", gt_weights, gt_trace.shape[0])
-    sub, gt = resampled_columns(trace, weights, gt_trace, gt_weights, as_random_state(seed))
-    return (1.0 - _ks_rows(sub, gt)) * 1000.0
+    pooled = resampled_columns(trace, weights, gt_trace, gt_weights, as_random_state(seed))
+    return (1.0 - _ks_pooled(pooled)) * 1000.0
 
 
 def posterior_score(trace, weights, gt_trace, gt_weights, seed=None) -> float:
@@ -256,7 +262,7 @@ def posterior_exact_score(trace, weights, gt_trace, gt_weights) -> float:
 
 
 def posterior_target_scores_batch(traces, weights, gt_traces, gt_weights, seed=0,
-                                  chunk_rows: int = 100_000) -> np.ndarray:
+                                  chunk_rows: int = 70_000) -> np.ndarray:
     """(P, 7) per-target posterior scores of P planets, identical to calling
     :func:`posterior_target_scores` planet by planet with one shared RandomState (draw order: planet 0
     submission, planet 0 GT, planet 1 submission, ...). KS statistics of planets with equal M are
@@ -266,14 +272,12 @@ def posterior_target_scores_batch(traces, weights, gt_traces, gt_weights, seed=0
     if not (len(weights) == len(gt_traces) == len(gt_weights) == n_planets):
         raise ValueError("traces, weights, gt_traces, gt_weights: lists of different lengths")
     scores = np.empty((n_planets, N_TARGETS))
-    pending: dict[int, list] = {}  # M -> [(planet, sub columns, GT columns)] waiting for one batched KS
+    pending: dict[int, list] = {}  # M -> [(planet, pooled (7, 2M))] waiting for one batched KS
 
     def flush(m: int) -> None:
         group = pending.pop(m)
-        a = np.concatenate([sub for _, sub, _ in group])
-        b = np.concatenate([gt for _, _, gt in group])
-        planets = [p for p, _, _ in group]
-        scores[planets] = (1.0 - _ks_rows(a, b).reshape(len(group), N_TARGETS)) * 1000.0
+        pooled = group[0][1] if len(group) == 1 else np.concatenate([block for _, block in group])
+        scores[[p for p, _ in group]] = (1.0 - _ks_pooled(pooled).reshape(len(group), N_TARGETS)) * 1000.0
 
     for p in range(n_planets):
         trace = _as_trace(f"traces[{p}]", traces[p])
@@ -281,7 +285,7 @@ def posterior_target_scores_batch(traces, weights, gt_traces, gt_weights, seed=0
         gt = _as_trace(f"gt_traces[{p}]", gt_traces[p])
         gw = _as_weights(f"gt_weights[{p}]", gt_weights[p], gt.shape[0])
         m = trace.shape[0]
-        pending.setdefault(m, []).append((p, *resampled_columns(trace, w, gt, gw, rng)))
+        pending.setdefault(m, []).append((p, resampled_columns(trace, w, gt, gw, rng)))
         if len(pending[m]) * 2 * m * N_TARGETS >= chunk_rows:
             flush(m)
     for m in list(pending):
