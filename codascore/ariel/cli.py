@@ -23,8 +23,9 @@ def cmd_check(args) -> int:
     path = Path(args.file)
     expected = [planet_name(i) for i in range(args.planets)]
     try:
-        posteriors = validate_posteriors(read_posterior_file(path), expected, path.name, args.min_samples,
-                                         args.max_samples, args.tolerance)
+        groups = read_posterior_file(path, set(expected))
+        posteriors = validate_posteriors(groups, expected, path.name, args.min_samples, args.max_samples,
+                                         args.tolerance)
     except SubmissionError as exc:
         for problem in exc.problems:
             print(f"ERROR: {problem}", file=sys.stderr)

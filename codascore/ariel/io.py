@@ -62,17 +62,18 @@ def find_posterior_file(folder: Path) -> Path:
 
 
 # -------------------------------------------------------------------------------------------- reading
-def read_posterior_file(path: Path) -> dict[str, dict[str, object]]:
+def read_posterior_file(path: Path, only: set[str] | None = None) -> dict[str, dict[str, object]]:
     """{group: {dataset: array or a string describing what was found instead}} from HDF5 or NPZ.
+    Groups not in ``only`` (when given) are listed with no datasets and never read.
 
     Raises SubmissionError when the file cannot be opened at all."""
     path = Path(path)
     if path.suffix.lower() in HDF5_SUFFIXES:
-        return _read_hdf5(path)
-    return _read_npz(path)
+        return _read_hdf5(path, only)
+    return _read_npz(path, only)
 
 
-def _read_hdf5(path: Path) -> dict:
+def _read_hdf5(path: Path, only: set[str] | None = None) -> dict:
     try:
         import h5py
     except ImportError:
@@ -84,6 +85,9 @@ def _read_hdf5(path: Path) -> dict:
     groups: dict[str, dict[str, object]] = {}
     with handle:
         for name in handle:
+            if only is not None and name not in only:
+                groups[name] = {}
+                continue
             # Links could make the scorer read other files (e.g. the reference): only hard links count.
             if not isinstance(handle.get(name, getlink=True), h5py.HardLink):
                 groups[name] = {"": "is a soft or external link; only plain groups are accepted"}
@@ -117,7 +121,7 @@ def _read_dataset(h5py, group, dataset: str):
     return np.asarray(item[()], dtype=np.float64)
 
 
-def _read_npz(path: Path) -> dict:
+def _read_npz(path: Path, only: set[str] | None = None) -> dict:
     groups: dict[str, dict[str, object]] = {}
     try:
         archive = np.load(path, allow_pickle=False)
@@ -127,7 +131,7 @@ def _read_npz(path: Path) -> dict:
         for key in archive.files:
             group, _, dataset = key.rpartition("/")
             entry = groups.setdefault(group or key, {})
-            if dataset not in DATASETS or not group:
+            if dataset not in DATASETS or not group or (only is not None and group not in only):
                 continue
             if archive.zip.getinfo(key + ".npy").file_size > 8 * MAX_ELEMENTS + 4096:
                 entry[dataset] = f"is larger than {MAX_ELEMENTS} numbers"
@@ -238,7 +242,7 @@ def load_posteriors(folder: Path, expected: list[str], min_samples: int = 1000, 
                     sum_tolerance: float = 1e-5) -> Posteriors:
     """Find, read and validate the single posterior file in folder."""
     path = find_posterior_file(folder)
-    return validate_posteriors(read_posterior_file(path), expected, path.name, min_samples,
+    return validate_posteriors(read_posterior_file(path, set(expected)), expected, path.name, min_samples,
                                max_samples, sum_tolerance)
 
 

@@ -103,7 +103,7 @@ class ArielRetrieval(Task):
             raise ReferenceDataError(f"reference data: none of {GT_STEMS} found")
         try:
             # The GT obeys the official scorer's rules (any M, weights summing to 1), not the M limits.
-            gt = ariel_io.validate_posteriors(ariel_io.read_posterior_file(gt_path), names, gt_path.name,
+            gt = ariel_io.validate_posteriors(ariel_io.read_posterior_file(gt_path, set(names)), names, gt_path.name,
                                               1, 10 ** 9, float(config["weight_sum_tolerance"]))
         except SubmissionError as exc:
             raise ReferenceDataError(f"reference ground truth is invalid: {exc}") from exc
