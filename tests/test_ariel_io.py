@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -192,3 +194,11 @@ def test_hdf5_links_and_external_storage_are_refused(tmp_path):
     assert "Planet_public1 is a soft or external link" in text
     assert "Planet_public2/weights stores its data in other files" in text
     assert "Planet_public3/weights is a soft or external link" in text
+
+
+def test_hdf5_without_h5py_asks_for_npz(tmp_path, monkeypatch):
+    traces, weights = _posteriors()
+    ariel_io.write_posteriors_hdf5(tmp_path / "submission.hdf5", NAMES, traces, weights)
+    monkeypatch.setitem(sys.modules, "h5py", None)  # makes `import h5py` fail
+    with pytest.raises(SubmissionError, match="HDF5 needs h5py.*submission.npz"):
+        ariel_io.load_posteriors(tmp_path, NAMES, min_samples=10)

@@ -77,7 +77,7 @@ def _read_hdf5(path: Path, only: set[str] | None = None) -> dict:
     try:
         import h5py
     except ImportError:
-        raise SubmissionError("ERROR: HDF5 needs h5py, which this scorer lacks; submit submission.npz")
+        raise SubmissionError(f"{path.name}: HDF5 needs h5py, which this scorer lacks; submit submission.npz")
     try:
         handle = h5py.File(path, "r")
     except OSError as exc:
