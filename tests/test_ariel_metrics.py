@@ -223,3 +223,15 @@ def test_posterior_score_is_a_ks_lattice_value_in_range(m, n, seed, data):
     order = rng.permutation(m)
     assert posterior_exact_score(trace[order], w[order], gt, gw) == pytest.approx(exact, abs=1e-9)
     assert 0 <= exact <= 1000
+
+
+positive_spectrum = st.lists(st.floats(1e-8, 0.1), min_size=52, max_size=52).map(np.array)
+
+
+@settings(max_examples=50, deadline=None)
+@given(positive_spectrum, positive_spectrum, positive_spectrum, positive_spectrum)
+def test_spectral_score_is_symmetric_bounded_and_maximal_on_identity(m, b, gm, gb):
+    score = spectral_score(m, b, gm, gb)
+    assert 0 <= score <= 1000
+    assert score == pytest.approx(spectral_score(gm, gb, m, b), abs=1e-9)
+    assert spectral_score(m, b, m, b) == 1000.0
