@@ -23,7 +23,7 @@ import numpy as np
 
 from ..task import ReferenceDataError, Result, Section, SubmissionError, Task
 from . import io as ariel_io
-from .metrics import (N_TARGETS, TARGETS, final_score, posterior_exact_target_scores,
+from .metrics import (TARGETS, final_score, posterior_exact_target_scores,
                       posterior_target_scores_batch, spectral_score)
 from .summaries import median_and_bound, posterior_spectra, spectral_quartiles
 
