@@ -235,3 +235,18 @@ def test_spectral_score_is_symmetric_bounded_and_maximal_on_identity(m, b, gm, g
     assert 0 <= score <= 1000
     assert score == pytest.approx(spectral_score(gm, gb, m, b), abs=1e-9)
     assert spectral_score(m, b, m, b) == 1000.0
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.integers(1, 30), st.integers(1, 30), st.integers(0, 10_000))
+def test_weighted_ks_rows_equals_brute_force(n, m, seed):
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 6, (2, n)) / 5.0  # heavy ties
+    b = rng.integers(0, 6, (2, m)) / 5.0
+    wa, wb = rng.random(n) + 0.01, rng.random(m) + 0.01
+    got = metrics.weighted_ks_rows(a, wa, b, wb)
+    for r in range(2):
+        xs = np.unique(np.concatenate([a[r], b[r]]))
+        fa = np.array([wa[a[r] <= x].sum() for x in xs]) / wa.sum()
+        fb = np.array([wb[b[r] <= x].sum() for x in xs]) / wb.sum()
+        assert got[r] == pytest.approx(np.abs(fa - fb).max(), abs=1e-12)

@@ -191,19 +191,18 @@ def _ks_from_counts(count_b: np.ndarray, last_of_tie: np.ndarray) -> np.ndarray:
     return np.where(d_min > d_max, d_min, d_max)
 
 
-def weighted_ks_statistic(a, wa, b, wb) -> float:
-    """sup_x |F_a(x) - F_b(x)| between two weighted empirical CDFs (F(x) = sum of weights of samples
-    <= x divided by the total weight). Deterministic: no resampling."""
-    order_a, order_b = np.argsort(a, kind="stable"), np.argsort(b, kind="stable")
-    sa, sb = a[order_a], b[order_b]
-    ca = np.concatenate([[0.0], np.cumsum(wa[order_a])])
-    cb = np.concatenate([[0.0], np.cumsum(wb[order_b])])
-    ca /= ca[-1]
-    cb /= cb[-1]
-    pooled = np.concatenate([sa, sb])
-    fa = ca[np.searchsorted(sa, pooled, side="right")]
-    fb = cb[np.searchsorted(sb, pooled, side="right")]
-    return float(np.max(np.abs(fa - fb)))
+def weighted_ks_rows(a, wa, b, wb) -> np.ndarray:
+    """sup_x |F_a(x) - F_b(x)| per row of a (R, n) and b (R, m), between the weighted empirical CDFs
+    (F(x) = sum of the weights of samples <= x over the total weight; weights wa (n,), wb (m,) shared by
+    all rows). Deterministic: no resampling. One stable argsort per row of the pooled values; the
+    running sum of +wa / -wb is read at the last of each run of tied values."""
+    pooled = np.concatenate([a, b], axis=1)
+    signed = np.concatenate([wa / np.sum(wa), -(wb / np.sum(wb))])
+    order = np.argsort(pooled, axis=1, kind="stable")
+    values = np.take_along_axis(pooled, order, axis=1)
+    gap = np.abs(np.cumsum(signed[order], axis=1))
+    gap[:, :-1] *= values[:, 1:] != values[:, :-1]
+    return gap.max(axis=1)
 
 
 # ------------------------------------------------------------------------------------------ posterior
@@ -245,9 +244,7 @@ def posterior_exact_target_scores(trace, weights, gt_trace, gt_weights) -> np.nd
     weights = _as_weights("weights", weights, trace.shape[0], check_sum=False)
     gt_trace = _as_trace("gt_trace", gt_trace)
     gt_weights = _as_weights("gt_weights", gt_weights, gt_trace.shape[0], check_sum=False)
-    sub, gt = normalise(trace), normalise(gt_trace)
-    return np.array([(1.0 - weighted_ks_statistic(sub[:, t], weights, gt[:, t], gt_weights)) * 1000.0
-                     for t in range(N_TARGETS)])
+    return (1.0 - weighted_ks_rows(normalise(trace).T, weights, normalise(gt_trace).T, gt_weights)) * 1000.0
 
 
 def posterior_exact_score(trace, weights, gt_trace, gt_weights) -> float:
