@@ -6,7 +6,10 @@ from __future__ import annotations
 import numpy as np
 import scipy.stats
 
+from codascore.ariel import TASKS
 from codascore.ariel.forward import BuiltinForwardModel
+from codascore.ariel.io import Posteriors, planet_name
+from codascore.ariel.task import ArielReference, ArielSubmission
 from codascore.ariel.metrics import PRIOR_BOUNDS, normalise, posterior_target_scores_batch, systematic_indices
 from common import median_time, print_table
 
@@ -52,6 +55,12 @@ def main() -> None:
     loop_time = median_time(lambda: official_loop(*planets), repeat=3, warmup=0)
     batch_time = median_time(lambda: posterior_target_scores_batch(*planets, seed=SEED), repeat=5)
 
+    names = [planet_name(p) for p in range(N_PLANETS)]
+    task = TASKS["ariel.retrieval"]
+    reference = ArielReference(names, Posteriors(names, planets[2], planets[3]), None, [], None)
+    submission = ArielSubmission(Posteriors(names, planets[0], planets[1]))
+    task_time = median_time(lambda: task.score(reference, submission, task.load_config({})), repeat=3)
+
     model = BuiltinForwardModel()
     rng = np.random.default_rng(2)
     k = 100_000
@@ -61,6 +70,7 @@ def main() -> None:
         (f"posterior score, {N_PLANETS} planets, M=N={M}: 7x ks_2samp loop", f"{loop_time:.2f} s", "-"),
         ("posterior score, same, batched KS", f"{batch_time:.2f} s",
          f"{loop_time / batch_time:.1f}x faster (target 5x); scores identical: {identical}"),
+        ("ariel.retrieval score(): both posterior scores, same data", f"{task_time:.2f} s", "-"),
         (f"builtin forward model, {k} spectra x 52 bins", f"{fm_time:.3f} s",
          f"{k / fm_time:,.0f} spectra/s (target 100,000)"),
     ], ("benchmark", "median", "ratio"))
