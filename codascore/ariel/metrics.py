@@ -33,10 +33,9 @@ def _as_trace(name: str, trace) -> np.ndarray:
         raise ValueError(f"{name}: expected shape (M, {N_TARGETS}), got {arr.shape}")
     if arr.shape[0] == 0:
         raise ValueError(f"{name}: no samples")
-    bad = np.argwhere(~np.isfinite(arr))
-    if bad.size:
-        i, j = bad[0]
-        raise ValueError(f"{name}[{i}][{j}] is not finite ({arr[i, j]!r})")
+    if not np.isfinite(arr).all():
+        i, j = np.argwhere(~np.isfinite(arr))[0]
+        raise ValueError(f"{name}[{i}][{j}] is not finite ({float(arr[i, j])!r})")
     return arr
 
 
@@ -44,13 +43,13 @@ def _as_weights(name: str, weights, n: int, check_sum: bool = True) -> np.ndarra
     w = np.asarray(weights, dtype=np.float64)
     if w.ndim != 1 or w.shape[0] != n:
         raise ValueError(f"{name}: expected shape ({n},) to match the trace, got {w.shape}")
-    bad = np.flatnonzero(~np.isfinite(w) | (w < 0))
-    if bad.size:
-        raise ValueError(f"{name}[{bad[0]}] = {w[bad[0]]!r} is not a finite non-negative weight")
+    if not (np.isfinite(w).all() and w.min() >= 0):
+        bad = np.flatnonzero(~np.isfinite(w) | (w < 0))
+        raise ValueError(f"{name}[{bad[0]}] = {float(w[bad[0]])!r} is not a finite non-negative weight")
     if check_sum:
         total = np.sum(w)
         if abs(total - 1.0) > SUM_TOLERANCE:
-            raise ValueError(f"{name}: weights sum to {total!r}, not 1 within {SUM_TOLERANCE:.3g}")
+            raise ValueError(f"{name}: weights sum to {float(total)!r}, not 1 within {SUM_TOLERANCE:.3g}")
     elif not np.sum(w) > 0:
         raise ValueError(f"{name}: weights sum to 0")
     return w
