@@ -133,7 +133,7 @@ def _positive_column(name: str, value, n_rows: int) -> np.ndarray:
         raise ValueError(f"{name}: expected a scalar or {n_rows} values, got shape {arr.shape}")
     bad = np.flatnonzero(~(np.isfinite(arr) & (arr > 0)).reshape(-1))
     if bad.size:
-        raise ValueError(f"{name}[{bad[0]}] = {arr.reshape(-1)[bad[0]]!r} is not a positive number")
+        raise ValueError(f"{name}[{bad[0]}] = {float(arr.reshape(-1)[bad[0]])!r} is not a positive number")
     return arr.reshape(-1, 1) if arr.ndim else arr
 
 

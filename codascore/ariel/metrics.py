@@ -297,7 +297,7 @@ def _as_spectrum(name: str, values) -> np.ndarray:
         raise ValueError(f"{name}: expected a non-empty 1-D spectrum, got shape {arr.shape}")
     bad = np.flatnonzero(~np.isfinite(arr) | (arr <= 0))
     if bad.size:
-        raise ValueError(f"{name}[{bad[0]}] = {arr[bad[0]]!r} is not a finite positive value")
+        raise ValueError(f"{name}[{bad[0]}] = {float(arr[bad[0]])!r} is not a finite positive value")
     return arr
 
 
