@@ -160,19 +160,43 @@ def _ks_rows(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return _ks_from_counts(np.cumsum(order >= n, axis=1, dtype=np.int64), last_of_tie)
 
 
-def _ks_pooled(pooled: np.ndarray) -> np.ndarray:
+class _KsWorkspace:
+    """Scratch arrays for :func:`_ks_pooled`, reused across batches of one shape: fresh large arrays
+    cost a page fault per 4 KiB on first touch, which dominated the batched path."""
+
+    def __init__(self, rows: int, width: int):
+        self.bits = np.empty((rows, width), dtype=np.uint64)
+        self.counts = np.empty((rows, width), dtype=np.int64)
+        self.last_of_tie = np.ones((rows, width), dtype=bool)
+        self.positions = np.arange(1, width + 1, dtype=np.int64)
+
+
+def _ks_pooled(pooled: np.ndarray, work: _KsWorkspace | None = None) -> np.ndarray:
     """KS D per row of a (R, 2n) array of non-negative floats, sample a in columns :n, b in n: (the
     array is consumed). Values and labels are packed into uint64 keys that sort like the values: for
     x >= 0 (not -0.0) the IEEE bit pattern is monotone and its top bit is free for a shift."""
-    n = pooled.shape[1] // 2
+    rows, width = pooled.shape
+    n = width // 2
+    if n > KS_EXACT_MAX_N or work is None or work.bits.shape[1] != width or work.bits.shape[0] < rows:
+        work = _KsWorkspace(rows, width)
+    bits, counts = work.bits[:rows], work.counts[:rows]
+    last_of_tie = work.last_of_tie[:rows]  # its last column stays True: the end of every row counts
     keys = pooled.view(np.uint64)
     keys <<= np.uint64(1)
     keys[:, n:] |= np.uint64(1)
     keys.sort(axis=1)
-    count_b = np.cumsum((keys & np.uint64(1)).view(np.int64), axis=1)  # no dtype cast: 40x faster
-    last_of_tie = np.ones(keys.shape, dtype=bool)  # the ECDFs are compared after the last tied value
-    np.greater(keys[:, 1:] ^ keys[:, :-1], np.uint64(1), out=last_of_tie[:, :-1])
-    return _ks_from_counts(count_b, last_of_tie)
+    np.bitwise_and(keys, np.uint64(1), out=bits)
+    np.cumsum(bits.view(np.int64), axis=1, out=counts)  # running count of b; no dtype cast (40x faster)
+    np.bitwise_xor(keys[:, 1:], keys[:, :-1], out=bits[:, :-1])
+    np.greater(bits[:, :-1], np.uint64(1), out=last_of_tie[:, :-1])  # compare after the last tied value
+    if n > KS_EXACT_MAX_N:
+        return _ks_from_counts(counts, last_of_tie)
+    # scipy's exact mode rounds D to h / n; h = max |count_a - count_b| at run ends, found exactly.
+    counts *= -2
+    counts += work.positions
+    np.abs(counts, out=counts)
+    counts *= last_of_tie  # a multiply is ~20x faster than boolean-mask assignment
+    return counts.max(axis=1) / n
 
 
 def _ks_from_counts(count_b: np.ndarray, last_of_tie: np.ndarray) -> np.ndarray:
@@ -269,12 +293,14 @@ def posterior_target_scores_batch(traces, weights, gt_traces, gt_weights, seed=0
     if not (len(weights) == len(gt_traces) == len(gt_weights) == n_planets):
         raise ValueError("traces, weights, gt_traces, gt_weights: lists of different lengths")
     scores = np.empty((n_planets, N_TARGETS))
-    pending: dict[int, list] = {}  # M -> [(planet, pooled (7, 2M))] waiting for one batched KS
+    # M -> (pooled block for up to `per_batch` planets, their indices, KS workspace)
+    batches: dict[int, tuple[np.ndarray, list[int], _KsWorkspace]] = {}
 
     def flush(m: int) -> None:
-        group = pending.pop(m)
-        pooled = group[0][1] if len(group) == 1 else np.concatenate([block for _, block in group])
-        scores[[p for p, _ in group]] = (1.0 - _ks_pooled(pooled).reshape(len(group), N_TARGETS)) * 1000.0
+        block, planets, work = batches[m]
+        rows = N_TARGETS * len(planets)
+        scores[planets] = (1.0 - _ks_pooled(block[:rows], work).reshape(len(planets), N_TARGETS)) * 1000.0
+        planets.clear()
 
     for p in range(n_planets):
         trace = _as_trace(f"traces[{p}]", traces[p])
@@ -282,11 +308,19 @@ def posterior_target_scores_batch(traces, weights, gt_traces, gt_weights, seed=0
         gt = _as_trace(f"gt_traces[{p}]", gt_traces[p])
         gw = _as_weights(f"gt_weights[{p}]", gt_weights[p], gt.shape[0])
         m = trace.shape[0]
-        pending.setdefault(m, []).append((p, resampled_columns(trace, w, gt, gw, rng)))
-        if len(pending[m]) * 2 * m * N_TARGETS >= chunk_rows:
+        if m not in batches:
+            per_batch = max(1, chunk_rows // (2 * m * N_TARGETS))
+            batches[m] = (np.empty((N_TARGETS * per_batch, 2 * m)), [],
+                          _KsWorkspace(N_TARGETS * per_batch, 2 * m))
+        block, planets, _ = batches[m]
+        start = N_TARGETS * len(planets)
+        resampled_columns(trace, w, gt, gw, rng, out=block[start:start + N_TARGETS])
+        planets.append(p)
+        if start + N_TARGETS == block.shape[0]:
             flush(m)
-    for m in list(pending):
-        flush(m)
+    for m, (_, planets, _) in batches.items():
+        if planets:
+            flush(m)
     return scores
 
 
