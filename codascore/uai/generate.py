@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import shutil
 from pathlib import Path
 from typing import Callable
@@ -373,7 +374,8 @@ def specs_from_dir(task, models_dir: Path) -> list[Spec]:
         evid = path.with_name(path.name + ".evid")
         evidence = formats.read_evidence(evid, model) if evid.exists() else {}
         name = path.name[:-4]
-        spec = Spec(name, name.rstrip("0123456789_-").lower() or name, model, evidence)
+        family = re.match(r"[A-Za-z]*", name).group(0).lower() or name  # Grids_29 -> grids, grid5x5_1 -> grid
+        spec = Spec(name, family, model, evidence)
         if task.kind == "MMAP":
             spec.query = formats.read_query(path.with_name(path.name + ".query"), model, evidence)
         if task.kind == "MLC":
