@@ -55,11 +55,17 @@ def paragraph(text: str) -> str:
     return f"<p>{escape(text)}</p>"
 
 
-def new_figure(width: float = 6.4, height: float = 4.0, ncols: int = 1, nrows: int = 1):
-    """A matplotlib Figure and its axes, without pyplot (no global state, faster, thread-safe)."""
+def new_figure(width: float = 6.4, height: float = 4.0, ncols: int = 1, nrows: int = 1, **adjust):
+    """A matplotlib Figure and its axes, without pyplot (no global state, faster, thread-safe).
+
+    Margins are fixed (``adjust`` overrides them): a constrained or tight layout draws the figure once
+    more, which doubles the scorer's plotting time."""
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width, height), dpi=100, layout="constrained")
+    fig = Figure(figsize=(width, height), dpi=100)
+    margins = {"left": 0.8 / width, "right": 1 - 0.25 / width, "bottom": 0.55 / height,
+               "top": 1 - 0.3 / height, "wspace": 0.28, "hspace": 0.35}
+    fig.subplots_adjust(**{**margins, **adjust})
     axes = fig.subplots(nrows, ncols, squeeze=True)
     return fig, axes
 
@@ -73,3 +79,44 @@ def figure_html(fig, alt: str, dpi: int = 90) -> str:
     fig.savefig(buffer, format="png", dpi=dpi)
     data = base64.b64encode(buffer.getvalue()).decode("ascii")
     return f"<img alt='{escape(alt)}' src='data:image/png;base64,{data}'>"
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:1.5em;color:#1d2330;max-width:70em}
+h1{font-size:1.4em;margin-bottom:.2em} h2{font-size:1.15em;margin-top:1.6em;border-bottom:1px solid #dde}
+table{border-collapse:collapse;margin:.6em 0;font-size:.92em} caption{text-align:left;font-weight:600}
+th,td{border:1px solid #ccd;padding:.25em .6em;text-align:right} th{background:#eef1f7}
+td:first-child,th:first-child{text-align:left} .note{color:#556;font-size:.9em}
+.warn{background:#fff6e0;border-left:4px solid #e0a000;padding:.4em .8em}
+.error{background:#fde8e8;border-left:4px solid #c62828;padding:.4em .8em}
+img{max-width:100%;height:auto} code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.9em}
+pre{white-space:pre-wrap;word-break:break-all}
+"""
+
+
+def render_page(title: str, task_name: str, scores: dict, warnings: Sequence[str], sections: Sequence,
+                problems: Sequence[str] | None = None) -> str:
+    """The whole self-contained detailed_results.html: scores, warnings or problems, then sections.
+
+    Every string from outside (titles, warnings, problems) is escaped here; section bodies are built by
+    the helpers above, which escape their own content."""
+    from . import __version__
+
+    parts = ["<!DOCTYPE html>", "<html lang='en'><head><meta charset='utf-8'>",
+             f"<title>{escape(title)}</title><style>{_CSS}</style></head><body>",
+             f"<h1>{escape(title)}</h1>",
+             f"<p class='note'>task <code>{escape(task_name)}</code> · codascore {escape(__version__)}</p>"]
+    if problems:
+        parts.append("<div class='error'><p><b>The submission is invalid; nothing was scored.</b> "
+                     "Failed submissions do not count against your limits.</p><pre>"
+                     + escape("\n".join(problems)) + "</pre></div>")
+    if scores:
+        parts.append("<h2>Scores</h2>")
+        parts.append(table(((k, v) for k, v in scores.items()), ("key", "value")))
+    if warnings:
+        parts.append("<div class='warn'><p><b>Warnings</b></p><ul>"
+                     + "".join(f"<li>{escape(w)}</li>" for w in warnings) + "</ul></div>")
+    for section in sections:
+        parts.append(f"<h2>{escape(section.title)}</h2>\n{section.html}")
+    parts.append("</body></html>\n")
+    return "\n".join(parts)

@@ -51,9 +51,9 @@ def check_archive(archive: zipfile.ZipFile, max_bytes: int = MAX_ARCHIVE_BYTES,
             raise UnsafeArchiveError(f"archive entry {name!r} has an absolute or non-POSIX path")
         if any(part == ".." for part in path.parts):
             raise UnsafeArchiveError(f"archive entry {name!r} escapes the destination folder ('..')")
-        mode = info.external_attr >> 16
-        if mode and not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-            kind = "symbolic link" if stat.S_ISLNK(mode) else "special file"
+        file_type = stat.S_IFMT(info.external_attr >> 16)  # 0 when the zip tool stored no type
+        if file_type not in (0, stat.S_IFREG, stat.S_IFDIR):
+            kind = "symbolic link" if file_type == stat.S_IFLNK else "special file"
             raise UnsafeArchiveError(f"archive entry {name!r} is a {kind}; only files and folders are allowed")
         total += info.file_size
         if total > max_bytes:

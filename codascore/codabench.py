@@ -1,0 +1,324 @@
+"""The Codabench layer, written once for every task: paths, task selection, exit codes and outputs.
+
+Scoring (``scoring_program/score.py INPUT OUTPUT``):
+
+- reads ``INPUT/ref/task.yaml`` to choose the task and its parameters, then ``INPUT/ref`` and ``INPUT/res``;
+- tolerates the worker's ``res/metadata`` file and a submission zipped inside one wrapper folder;
+- writes ``OUTPUT/details.json``, ``OUTPUT/detailed_results.html`` and last, atomically, ``OUTPUT/scores.json``
+  (a flat object of finite numbers);
+- exits 0 when scored, 1 when the submission is invalid (no scores.json, so Codabench marks it Failed and it
+  does not count against the participant's limits), 2 when reference data or configuration is broken (an
+  organiser's error), 3 on an internal error. It never writes ``OUTPUT/metadata`` (the worker's file).
+
+Ingestion (``ingestion_program/ingest.py INPUT_DATA OUTPUT PROGRAM SUBMISSION``) mirrors it for code
+submissions. Spec: shared/spec/codabench.md, sections 3 and 9.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from . import __version__
+from .task import ReferenceDataError, Result, SubmissionError, Task
+
+EXIT_OK, EXIT_INVALID_SUBMISSION, EXIT_ORGANISER_ERROR, EXIT_INTERNAL_ERROR = 0, 1, 2, 3
+
+#: Files the worker itself puts into res/ (never part of a submission).
+WORKER_FILES = frozenset({"metadata"})
+#: Written by the ingestion program when participant code failed; the scorer reports it.
+INGESTION_ERROR_FILE = "ingestion_error.txt"
+#: Codabench stores scores as Decimal(20, 10).
+MAX_ABS_SCORE = 1e10
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------------- task configuration
+
+def read_task_config(folder: Path, what: str) -> tuple[Task, dict]:
+    """Read ``folder/task.yaml`` (``task: <name>`` plus parameters) and return the task and its config.
+
+    Raises ReferenceDataError: an organiser's error, whatever is wrong."""
+    from .registry import get_task
+
+    path = Path(folder) / "task.yaml"
+    if not path.is_file():
+        raise ReferenceDataError(f"{what} has no task.yaml ({path.name} missing in {folder.name}/)")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ReferenceDataError(f"{what}/task.yaml is not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict) or "task" not in raw:
+        raise ReferenceDataError(f"{what}/task.yaml must be a mapping with a 'task' key")
+    task = get_task(raw["task"])
+    return task, task.load_config(raw)
+
+
+# --------------------------------------------------------------------------- submission root
+
+def _matches(folder: Path, patterns: tuple[str, ...]) -> bool:
+    names = [p.name for p in folder.iterdir()]
+    return any(fnmatch.filter(names, pattern) for pattern in patterns)
+
+
+def locate_submission(res_dir: Path, result_files: tuple[str, ...]) -> tuple[Path, list[str]]:
+    """The folder holding the result files: res/ itself, or its single subfolder when the participant
+    zipped a wrapper folder (descend once, with a warning). Anything else is a SubmissionError."""
+    res_dir = Path(res_dir)
+    if not res_dir.is_dir():
+        raise SubmissionError(f"the submission folder res/ is missing")
+    if not result_files or _matches(res_dir, result_files):
+        return res_dir, []
+    entries = [p for p in res_dir.iterdir() if p.name not in WORKER_FILES and not p.name.startswith(".")]
+    folders = [p for p in entries if p.is_dir()]
+    if len(entries) == 1 and len(folders) == 1 and _matches(folders[0], result_files):
+        warning = (f"the submission zip holds a wrapper folder '{folders[0].name}/'; it was used, but zip "
+                   f"the files themselves (not their folder) next time")
+        return folders[0], [warning]
+    expected = ", ".join(result_files)
+    found = ", ".join(sorted(p.name + ("/" if p.is_dir() else "") for p in entries)) or "nothing"
+    raise SubmissionError(f"no result file found: expected {expected} at the root of the submission zip, "
+                          f"found {found}. Zip the files themselves, not a folder holding them.")
+
+
+def read_worker_metadata(res_dir: Path) -> dict:
+    """The worker's res/metadata (prediction-step exit codes); {} when absent or unreadable."""
+    path = Path(res_dir) / "metadata"
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def check_ingestion_outcome(res_dir: Path) -> None:
+    """Fail clearly when the prediction step failed (the platform does not check its exit code)."""
+    error_file = Path(res_dir) / INGESTION_ERROR_FILE
+    if error_file.is_file():
+        text = error_file.read_text(encoding="utf-8", errors="replace")
+        raise SubmissionError(["your code failed in the ingestion step:", *text.splitlines()[-40:]])
+    code = read_worker_metadata(res_dir).get("ingestionExitCode")
+    if code not in (None, 0):
+        raise SubmissionError(f"the ingestion step exited with code {code} (see the prediction step's logs); "
+                              f"nothing to score")
+
+
+# --------------------------------------------------------------------------- scores.json
+
+def clean_scores(scores: dict[str, Any], task: Task) -> tuple[dict[str, float], list[str], list[str]]:
+    """Plain-float copy of scores with non-finite secondary values dropped.
+
+    Returns (scores, omitted keys, warnings). A key the task does not declare, a non-number, a
+    non-finite or missing primary ``score`` or |value| >= 1e10 is a bug in the task: RuntimeError."""
+    cleaned: dict[str, float] = {}
+    omitted: list[str] = []
+    warnings: list[str] = []
+    for key, value in scores.items():
+        if key not in task.score_keys:
+            raise RuntimeError(f"task {task.name} wrote undeclared score key {key!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
+            raise RuntimeError(f"task {task.name}: score {key!r} is not a number: {value!r}")
+        number = float(value)
+        if not math.isfinite(number):
+            omitted.append(key)
+            warnings.append(f"score {key!r} is {number} and was left out of scores.json")
+            continue
+        if abs(number) >= MAX_ABS_SCORE:
+            raise RuntimeError(f"task {task.name}: score {key!r} = {number} is outside Codabench's range")
+        cleaned[key] = number
+    if "score" not in cleaned:
+        raise RuntimeError(f"task {task.name} produced no finite primary 'score'")
+    return cleaned, omitted, warnings
+
+
+def write_atomic(path: Path, text: str) -> None:
+    """Write text to path via a temporary file in the same folder and a rename."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.chmod(tmp, 0o644)  # mkstemp makes 0600; outputs are meant to be read
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _json(data: Any) -> str:
+    return json.dumps(data, indent=2, allow_nan=False, default=_json_default) + "\n"
+
+
+def _json_default(value: Any) -> Any:
+    import numpy as np
+
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, Path):
+        return value.name
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def _finite_or_none(value: Any) -> Any:
+    """details.json must stay strict JSON: non-finite floats become null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite_or_none(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite_or_none(v) for v in value]
+    try:
+        import numpy as np
+
+        if isinstance(value, np.floating):
+            return _finite_or_none(float(value))
+        if isinstance(value, np.ndarray):
+            return _finite_or_none(value.tolist())
+    except ImportError:  # pragma: no cover
+        pass
+    return value
+
+
+# --------------------------------------------------------------------------- scoring entry point
+
+def score_main(argv: list[str]) -> int:
+    """``score.py INPUT OUTPUT``: the whole scoring step. Returns the exit code."""
+    if len(argv) != 2:
+        log("ERROR: usage: score.py INPUT OUTPUT  (INPUT holds ref/ and res/)")
+        return EXIT_ORGANISER_ERROR
+    input_dir, output_dir = Path(argv[0]), Path(argv[1])
+    output_dir.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    log(f"codascore {__version__} scoring program")
+    task = None
+    warnings: list[str] = []
+    stage = "reading the reference data"
+    try:
+        task, config = read_task_config(input_dir / "ref", "reference data")
+        log(f"task {task.name}")
+        reference = task.load_reference(input_dir / "ref", config)
+        stage = "reading the submission"
+        res_dir = input_dir / "res"
+        check_ingestion_outcome(res_dir)
+        res_root, found_warnings = locate_submission(res_dir, task.result_files)
+        warnings += found_warnings
+        submission = task.load_submission(res_root, reference, config)
+        stage = "scoring"
+        result = task.score(reference, submission, config)
+        scores, omitted, score_warnings = clean_scores(result.scores, task)
+    except SubmissionError as exc:
+        return _fail_submission(task, exc, warnings, output_dir)
+    except ReferenceDataError as exc:
+        log(f"ERROR: organiser error in the reference data or configuration: {exc}")
+        return EXIT_ORGANISER_ERROR
+    except Exception:
+        log(f"ERROR: internal error while {stage}:\n" + traceback.format_exc())
+        return EXIT_INTERNAL_ERROR
+    warnings += result.warnings + score_warnings
+    for warning in warnings:
+        log(f"WARNING: {warning}")
+    _write_details(output_dir, task, scores, warnings, result, omitted)
+    _write_page(output_dir, task, scores, warnings, result, reference, submission, config)
+    write_atomic(output_dir / "scores.json", _json(scores))
+    log(f"scored in {time.perf_counter() - started:.2f} s: " +
+        ", ".join(f"{k}={v:.6g}" for k, v in scores.items()))
+    return EXIT_OK
+
+
+def _fail_submission(task: Task, exc: SubmissionError, warnings: list[str], output_dir: Path) -> int:
+    from .report import render_page
+
+    more = exc.total - len(exc.problems)
+    problems = exc.problems + ([f"... and {more} more problems"] if more > 0 else [])
+    for problem in problems:
+        log(f"ERROR: {problem}")
+    log("ERROR: the submission is invalid; nothing was scored (the submission is marked Failed and does "
+        "not count against your limits)")
+    details = {"task": task.name, "status": "invalid", "codascore_version": __version__,
+               "problems": problems, "warnings": warnings, "scores": {}, "instances": []}
+    write_atomic(output_dir / "details.json", _json(details))
+    try:
+        write_atomic(output_dir / "detailed_results.html",
+                     render_page(task.title or task.name, task.name, {}, warnings, [], problems=problems))
+    except Exception:  # the page never changes the outcome
+        log("WARNING: could not write detailed_results.html:\n" + traceback.format_exc())
+    return EXIT_INVALID_SUBMISSION
+
+
+def _write_details(output_dir: Path, task: Task, scores: dict, warnings: list[str], result: Result,
+                   omitted: list[str]) -> None:
+    details = {"task": task.name, "status": "scored", "codascore_version": __version__,
+               "scores": scores, "omitted_scores": omitted, "warnings": warnings,
+               **_finite_or_none(result.details), "instances": _finite_or_none(result.instances)}
+    write_atomic(output_dir / "details.json", _json(details))
+
+
+def _write_page(output_dir: Path, task: Task, scores: dict, warnings: list[str], result: Result,
+                reference: Any, submission: Any, config: dict) -> None:
+    """Write detailed_results.html; a failure here is logged and never changes scores or exit code."""
+    from .report import render_page
+    from .task import Section
+
+    try:
+        sections = task.report(result, reference, submission, config)
+    except Exception:
+        log("WARNING: the report section failed; scores are unaffected:\n" + traceback.format_exc())
+        sections = [Section("Report", "<p>The figures could not be drawn; see the scoring log.</p>")]
+    try:
+        write_atomic(output_dir / "detailed_results.html",
+                     render_page(task.title or task.name, task.name, scores, warnings, sections))
+    except Exception:
+        log("WARNING: could not write detailed_results.html:\n" + traceback.format_exc())
+
+
+# --------------------------------------------------------------------------- ingestion entry point
+
+def ingest_main(argv: list[str]) -> int:
+    """``ingest.py INPUT_DATA OUTPUT PROGRAM SUBMISSION``: run a code submission, write its result files.
+
+    On failure of the participant's code it writes OUTPUT/ingestion_error.txt (the scorer then fails the
+    submission with that text, since Codabench does not check the prediction step's exit code) and exits 1.
+    """
+    if len(argv) != 4:
+        log("ERROR: usage: ingest.py INPUT_DATA OUTPUT PROGRAM SUBMISSION")
+        return EXIT_ORGANISER_ERROR
+    input_dir, output_dir, _program_dir, submission_dir = (Path(a) for a in argv)
+    output_dir.mkdir(parents=True, exist_ok=True)
+    log(f"codascore {__version__} ingestion program")
+    try:
+        task, config = read_task_config(input_dir, "input data")
+    except ReferenceDataError as exc:
+        log(f"ERROR: organiser error in the input data or configuration: {exc}")
+        return EXIT_ORGANISER_ERROR
+    started = time.perf_counter()
+    try:
+        task.ingest(input_dir, output_dir, submission_dir, config)
+    except SubmissionError as exc:
+        for problem in exc.problems:
+            log(f"ERROR: {problem}")
+        write_atomic(output_dir / INGESTION_ERROR_FILE, "\n".join(exc.problems) + "\n")
+        return EXIT_INVALID_SUBMISSION
+    except ReferenceDataError as exc:
+        log(f"ERROR: organiser error in the input data or configuration: {exc}")
+        return EXIT_ORGANISER_ERROR
+    except Exception:
+        log("ERROR: internal error in the ingestion program:\n" + traceback.format_exc())
+        return EXIT_INTERNAL_ERROR
+    log(f"ingestion finished in {time.perf_counter() - started:.2f} s")
+    return EXIT_OK

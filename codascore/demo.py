@@ -1,0 +1,93 @@
+"""``codascore demo``: every task's sample submissions through the local runner, one table, one index.
+
+Samples whose name starts with ``invalid`` or ``broken`` are expected to fail (exit 1, no scores.json);
+the demo fails when any sample does not behave as expected.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import sys
+from pathlib import Path
+
+from . import bundle
+from .registry import all_tasks
+from .runner import RunResult, format_run, run
+
+EXPECTED_TO_FAIL = ("invalid", "broken")
+
+
+def expected_to_fail(sample_name: str) -> bool:
+    return sample_name.startswith(EXPECTED_TO_FAIL)
+
+
+def outcome(result: RunResult) -> tuple[str, bool]:
+    """(status text, as expected?)"""
+    should_fail = expected_to_fail(result.submission)
+    if result.violations and result.exit_code == 0:
+        return "CONTRACT VIOLATION", False
+    if result.scored:
+        return ("scored (expected to fail!)", False) if should_fail else ("scored", True)
+    if result.exit_code == 1 and not result.violations:
+        return ("failed as expected", True) if should_fail else ("FAILED", False)
+    return f"ERROR (exit {result.exit_code})", False
+
+
+def run_demo(out: Path, root: Path | None = None, tasks: list[str] | None = None) -> int:
+    root = root or bundle.project_root()
+    names = tasks or list(all_tasks())
+    results: list[RunResult] = []
+    for name in names:
+        samples_dir = root / "sample_submissions" / name
+        if not samples_dir.is_dir():
+            print(f"ERROR: no sample submissions for {name} in {samples_dir} (run `make data`)", file=sys.stderr)
+            return 2
+        for sample in sorted(p for p in samples_dir.iterdir() if p.is_dir()):
+            print(f"running {name} / {sample.name} ...", file=sys.stderr, flush=True)
+            result = run(name, sample, out / name / sample.name, root=root, quiet=True)
+            results.append(result)
+            if not outcome(result)[1]:
+                print(format_run(result), file=sys.stderr)
+    print(score_table(results))
+    index = write_index(out, results)
+    print(f"\nreports: {index}")
+    return 0 if all(outcome(r)[1] for r in results) else 1
+
+
+def score_table(results: list[RunResult]) -> str:
+    keys: list[str] = []
+    for result in results:
+        keys += [k for k in result.scores if k not in keys and k != "score"]
+    header = ["task", "submission", "outcome", "score"]
+    rows = []
+    for r in results:
+        extra = ", ".join(f"{k}={r.scores[k]:.4g}" for k in keys if k in r.scores)
+        score = f"{r.scores['score']:.6g}" if "score" in r.scores else "-"
+        rows.append([r.task, r.submission, outcome(r)[0], score, extra])
+    widths = [max(len(str(row[i])) for row in rows + [header + [""]]) for i in range(4)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths)) + "  other scores",
+             "  ".join("-" * w for w in widths) + "  ------------"]
+    lines += ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)) + "  " + row[4] for row in rows]
+    return "\n".join(lines)
+
+
+def write_index(out: Path, results: list[RunResult]) -> Path:
+    """out/index.html linking every run's detailed_results.html."""
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for r in results:
+        page = r.run_dir / "scoring" / "output" / "detailed_results.html"
+        link = (f"<a href='{html.escape(os.path.relpath(page, out))}'>report</a>" if page.is_file() else "")
+        score = f"{r.scores['score']:.6g}" if "score" in r.scores else "–"
+        rows.append(f"<tr><td>{html.escape(r.task)}</td><td>{html.escape(r.submission)}</td>"
+                    f"<td>{html.escape(outcome(r)[0])}</td><td>{score}</td><td>{link}</td></tr>")
+    index = out / "index.html"
+    index.write_text(
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>codascore demo</title>"
+        "<style>body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:collapse}"
+        "td,th{border:1px solid #ccd;padding:.3em .7em}th{background:#eef1f7}</style></head><body>"
+        "<h1>codascore demo: every sample submission, scored as Codabench would</h1><table>"
+        "<tr><th>task</th><th>submission</th><th>outcome</th><th>score</th><th>detailed results</th></tr>"
+        + "".join(rows) + "</table></body></html>\n")
+    return index
