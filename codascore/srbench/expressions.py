@@ -73,15 +73,21 @@ def _quote(text: str, limit: int = 60) -> str:
 
 
 class _Builder:
-    def __init__(self, text: str, symbols: dict, strict: bool):
-        import sympy
-
-        self.sympy = sympy
+    def __init__(self, text: str, symbols: dict, strict: bool, dry: bool = False):
         self.text = text
         self.symbols = symbols
         self.strict = strict
-        self.functions = _functions()
-        self.constants = {"pi": sympy.pi, "E": sympy.E}
+        # dry: validate only (no sympy object is made), for checking many submissions quickly
+        self.dry = dry
+        if dry:
+            self.functions = dict.fromkeys(FUNCTION_NAMES + COMPAT_FUNCTION_NAMES)
+            self.constants = dict.fromkeys(CONSTANT_NAMES)
+        else:
+            import sympy
+
+            self.sympy = sympy
+            self.functions = _functions()
+            self.constants = {"pi": sympy.pi, "E": sympy.E}
 
     def fail(self, node: ast.AST, why: str):
         segment = ast.get_source_segment(self.text, node) or type(node).__name__
@@ -99,10 +105,14 @@ class _Builder:
                 self.fail(node, f"operator not allowed{hint}")
             left = self.build(node.left, depth + 1)
             right = self.build(node.right, depth + 1)
+            if self.dry:
+                return None
             if kind is ast.Pow:
                 self._check_power(node, left, right)
             return _apply(operations[kind], left, right)
         if isinstance(node, ast.UnaryOp):
+            if self.dry and isinstance(node.op, (ast.USub, ast.UAdd)):
+                return self.build(node.operand, depth + 1) and None
             if isinstance(node.op, ast.USub):
                 return -self.build(node.operand, depth + 1)
             if isinstance(node.op, ast.UAdd):
@@ -128,9 +138,9 @@ class _Builder:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             self.fail(node, "only numbers, variables, + - * / ** and whitelisted functions are allowed")
         if isinstance(value, int) and _INTEGER.match(segment):
-            return self.sympy.Integer(segment)
+            return None if self.dry else self.sympy.Integer(segment)
         if _FLOAT.match(segment):
-            return self.sympy.Float(segment)
+            return None if self.dry else self.sympy.Float(segment)
         self.fail(node, "number format not allowed (plain decimal numbers only)")
 
     def _name(self, node: ast.Name):
@@ -146,6 +156,8 @@ class _Builder:
         if self.strict or not _IDENTIFIER.match(name):
             self.fail(node, "unknown name (not a column of this dataset nor an allowed constant)")
         # 2022 behaviour (parse_expr's auto_symbol): any other plain name became a Symbol.
+        if self.dry:
+            return None
         symbol = self.sympy.Symbol(name)
         self.symbols[name] = symbol
         return symbol
@@ -162,7 +174,7 @@ class _Builder:
         if not _arity_ok(name, len(node.args)):
             self.fail(node, f"wrong number of arguments for {name}")
         args = [self.build(arg, depth + 1) for arg in node.args]
-        return self.functions[name](*args)
+        return None if self.dry else self.functions[name](*args)
 
     def _check_power(self, node: ast.AST, base, exponent):
         if not (getattr(base, "is_Rational", False) and getattr(exponent, "is_Rational", False)):
@@ -181,6 +193,13 @@ def _apply(method: str, left, right):
     return result
 
 
+def check_model(text: str, feature_names: Iterable[str], strict: bool = True,
+                max_length: int = MAX_LENGTH) -> None:
+    """Validate a model string as parse_model does, without making any sympy object (fast, no sympy
+    import); the numeric-power bound is checked later, when the expression is built."""
+    _parse(text, feature_names, strict, max_length, dry=True)
+
+
 def parse_model(text: str, feature_names: Iterable[str], strict: bool = True,
                 max_length: int = MAX_LENGTH):
     """Validate a model string and build its sympy expression (no simplification).
@@ -194,8 +213,10 @@ def parse_model(text: str, feature_names: Iterable[str], strict: bool = True,
     sinh cosh tanh exp log sqrt Abs sign erf (and abs max min Max Min, which parse_expr mapped to sympy's
     Abs Max Min). Everything else raises ModelSyntaxError quoting the offending token.
     """
-    import sympy
+    return _parse(text, feature_names, strict, max_length, dry=False)
 
+
+def _parse(text, feature_names, strict: bool, max_length: int, dry: bool):
     if not isinstance(text, str):
         raise ModelSyntaxError(f"model must be a string, got {type(text).__name__}")
     if len(text) > max_length:
@@ -213,8 +234,14 @@ def parse_model(text: str, feature_names: Iterable[str], strict: bool = True,
         raise ModelSyntaxError(f"not a valid expression ({exc.msg}): {_quote(text)}") from None
     except (RecursionError, MemoryError, ValueError):
         raise ModelSyntaxError(f"expression too deeply nested: {_quote(text)}") from None
-    symbols = {name: sympy.Symbol(name) for name in check_feature_names(feature_names)}
-    builder = _Builder(text.strip(), symbols, strict)
+    names = check_feature_names(feature_names)
+    if dry:
+        symbols = dict.fromkeys(names)
+    else:
+        import sympy
+
+        symbols = {name: sympy.Symbol(name) for name in names}
+    builder = _Builder(text.strip(), symbols, strict, dry)
     try:
         return builder.build(tree.body)
     except RecursionError:
@@ -231,6 +258,6 @@ def used_names(expr) -> set[str]:
     return {str(symbol) for symbol in expr.free_symbols}
 
 
-__all__ = ["ModelSyntaxError", "parse_model", "check_feature_names", "FUNCTION_NAMES",
+__all__ = ["ModelSyntaxError", "parse_model", "check_model", "check_feature_names", "FUNCTION_NAMES",
            "COMPAT_FUNCTION_NAMES", "CONSTANT_NAMES", "MAX_LENGTH", "MAX_DEPTH", "used_names"]
 

@@ -42,6 +42,10 @@ def default_workers() -> int:
 
 def _worker_main(conn, func: Callable, memory_limit: int | None) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when workers stop
+    try:
+        os.setsid()  # own process group: anything a job starts dies with the worker
+    except OSError:
+        pass
     if memory_limit:
         try:
             import resource
@@ -75,9 +79,12 @@ class _Worker:
     def kill(self) -> None:
         if self.process.is_alive():
             try:
-                os.kill(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):  # not yet its own group leader
+                try:
+                    os.kill(self.process.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
         self.process.join()
         self.conn.close()
 
@@ -90,13 +97,19 @@ class Progress:
         self.stream = stream if stream is not None else sys.stderr
         self.interval = interval
         self.last = 0.0
+        self.started = time.monotonic()
+        self.reported = 1
 
     def update(self, done: int, failed: int, final: bool = False) -> None:
         now = time.monotonic()
         if not final and now - self.last < self.interval:
             return
         self.last = now
-        end = "\n" if final else "\r"
+        if not final and not getattr(self.stream, "isatty", lambda: False)():
+            if now - self.started < 10 * self.reported:  # logs: a line every 10 s, not a flood
+                return
+            self.reported += 1
+        end = "\n" if final or not getattr(self.stream, "isatty", lambda: False)() else "\r"
         self.stream.write(f"{self.label}: {done}/{self.total} done ({failed} failed){end}")
         self.stream.flush()
 
