@@ -10,8 +10,10 @@ from .expressions import ModelSyntaxError, check_model, parse_model
 from .metrics import (CanonicalModel, canonicalize, complexity, feature_absence_score, simplicity,
                       simplicity_from_nodes, symbolic_equivalence)
 from .synthetic import TASK as _SYNTHETIC
+from .tracks import QUALIFICATION as _QUALIFICATION
+from .tracks import REALWORLD as _REALWORLD
 
-TASKS = {_SYNTHETIC.name: _SYNTHETIC}
+TASKS = {task.name: task for task in (_SYNTHETIC, _QUALIFICATION, _REALWORLD)}
 
 
 def __getattr__(name: str):

@@ -22,7 +22,7 @@ class DatasetSpec:
 
     name: str
     feature_names: list[str]
-    property: str  # "equivalence", "feature_absence" or "r2"
+    property: str  # "equivalence", "feature_absence", "r2" or "none"
     truth: str = ""
     bad_features: list[str] = dataclasses.field(default_factory=list)
 
@@ -64,7 +64,7 @@ def accuracy(parsed, feature_names: Sequence[str], run: RunData) -> tuple[float 
 
 
 def evaluate_model(text: str, spec: DatasetSpec, runs: Sequence[RunData], simplify_time_limit: float | None,
-                   strict: bool = True) -> list[dict]:
+                   strict: bool = True, simplify: bool = True) -> list[dict]:
     """Score one model string on one dataset for every run (seed) that submitted this same string.
 
     The model is parsed, simplified and rounded once; complexity, simplicity and property come from that
@@ -73,7 +73,8 @@ def evaluate_model(text: str, spec: DatasetSpec, runs: Sequence[RunData], simpli
     timed_out, simplified (str of the canonical form).
     """
     try:
-        model = metrics.canonicalize(text, spec.feature_names, simplify_time_limit, strict=strict)
+        model = metrics.canonicalize(text, spec.feature_names, simplify_time_limit, strict=strict,
+                                     simplify=simplify)
     except ModelSyntaxError as exc:
         return [{"seed": run.seed, "failed": f"invalid model: {exc}"} for run in runs]
     nodes = model.nodes
@@ -93,7 +94,7 @@ def evaluate_model(text: str, spec: DatasetSpec, runs: Sequence[RunData], simpli
 
 def score_runs(models: dict, specs: dict, data: dict, simplify_time_limit: float | None, model_time_limit: float,
                workers: int | None = None, progress_label: str | None = "srbench: models scored",
-               strict: bool = True) -> list[dict]:
+               strict: bool = True, simplify: bool = True) -> list[dict]:
     """Score every submitted model; one record per (dataset, seed) in ``models``.
 
     models: {(dataset, seed): model string}; specs: {dataset: DatasetSpec}; data: {(dataset, seed): RunData}.
@@ -101,7 +102,7 @@ def score_runs(models: dict, specs: dict, data: dict, simplify_time_limit: float
     (sympy stuck) is killed with its worker and its runs are failed with that reason.
     """
     return score_methods({"": models}, specs, data, simplify_time_limit, model_time_limit, workers,
-                         progress_label, strict)[""]
+                         progress_label, strict, simplify)[""]
 
 
 def _warm_up() -> None:
@@ -115,7 +116,8 @@ def _warm_up() -> None:
 
 def score_methods(methods: dict, specs: dict, data: dict, simplify_time_limit: float | None,
                   model_time_limit: float, workers: int | None = None,
-                  progress_label: str | None = "srbench: models scored", strict: bool = True) -> dict:
+                  progress_label: str | None = "srbench: models scored", strict: bool = True,
+                  simplify: bool = True) -> dict:
     """score_runs for several methods at once ({method: models} -> {method: records}), sharing one pool
     of workers so that the slow exact-formula models of every method are spread over all cores."""
     groups: dict[tuple, list[tuple]] = {}
@@ -125,7 +127,7 @@ def score_methods(methods: dict, specs: dict, data: dict, simplify_time_limit: f
     # Equivalence checks are the slowest jobs: start them first so that no core idles at the end.
     keys = sorted(groups, key=lambda k: (specs[k[0]].property != "equivalence", k[0], min(groups[k])))
     jobs = [(text, specs[dataset], [data[(dataset, seed)] for seed in sorted({s for _, s in groups[(dataset, text)]})],
-             simplify_time_limit, strict) for dataset, text in keys]
+             simplify_time_limit, strict, simplify) for dataset, text in keys]
     _warm_up()
     progress = Progress(progress_label, len(jobs)) if progress_label else None
     outcomes: list[Outcome] = run_jobs(evaluate_model, jobs, time_limit=model_time_limit, n_workers=workers,
@@ -165,6 +167,8 @@ def run_rows(records: Sequence[dict], algorithm: str, seeds_order: dict, nonfini
                 r2 = -math.inf if nonfinite == "worst" else math.nan
                 if record.get("property") is None:
                     prop = r2
+            if prop is None:  # a dataset without a property (qualification, real-world)
+                prop = math.nan
         rows.append({"algorithm": algorithm, "dataset": record["dataset"], "run": run, "seed": record["seed"],
                      "r2_test": r2, "simplicity": simp, "property": prop})
     return rows

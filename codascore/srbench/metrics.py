@@ -99,11 +99,12 @@ def count_nodes(expr) -> int:
 
 
 def canonicalize(model, feature_names: Iterable[str], simplify_time_limit: float | None = SIMPLIFY_TIME_LIMIT,
-                 strict: bool = False) -> CanonicalModel:
+                 strict: bool = False, simplify: bool = True) -> CanonicalModel:
     """Parse (safely), simplify under a time limit, then round floats (spec §2.2, the 2022 order).
 
     A CanonicalModel passed in is returned unchanged. ``strict`` is passed to parse_model (True rejects
-    names that are not columns). Raises ModelSyntaxError for strings that are not accepted expressions.
+    names that are not columns); ``simplify=False`` skips simplification (the 2022 real-world track's
+    simplicity). Raises ModelSyntaxError for strings that are not accepted expressions.
     """
     import sympy
 
@@ -111,6 +112,8 @@ def canonicalize(model, feature_names: Iterable[str], simplify_time_limit: float
         return model
     parsed = parse_model(model, feature_names, strict=strict)
     simplified, timed_out, error = parsed, False, None
+    if not simplify:
+        return CanonicalModel(text=model, parsed=parsed, expr=round_floats(parsed))
     try:
         with time_limit(simplify_time_limit):
             simplified = sympy.simplify(parsed)
@@ -228,9 +231,17 @@ def compile_model(expr, feature_names: Sequence[str]):
     scipy/numpy printers, float64). Only expressions built by parse_model reach here, never a string."""
     import sympy
 
+    from scipy.special import erf
+    from sympy.utilities.lambdify import implemented_function
+
     names = list(feature_names)
     symbols = [sympy.Symbol(name) for name in names]
-    function = sympy.lambdify(symbols, expr, modules=["scipy", "numpy"])
+    # numpy.amax((x, 0.5), axis=0), lambdify's Max, fails when scalars and arrays mix: broadcast first.
+    vector_max = implemented_function("vector_max", lambda *a: np.maximum.reduce(np.broadcast_arrays(*a)))
+    vector_min = implemented_function("vector_min", lambda *a: np.minimum.reduce(np.broadcast_arrays(*a)))
+    expr = expr.replace(sympy.Max, lambda *a: vector_max(*a)).replace(sympy.Min, lambda *a: vector_min(*a))
+
+    function = sympy.lambdify(symbols, expr, modules=[{"erf": erf}, "numpy"])
 
     def predict(X: np.ndarray) -> np.ndarray:
         X = np.asarray(X, dtype=float)
