@@ -31,6 +31,12 @@ FUNCTION_NAMES = ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "
                   "sqrt", "Abs", "sign", "erf")
 COMPAT_FUNCTION_NAMES = ("abs", "max", "min", "Max", "Min")
 CONSTANT_NAMES = ("pi", "E")
+#: Further sympy functions and constants 2022's parse_expr namespace offered; accepted only in the
+#: 2022-compatible mode (strict=False) of the library functions, never in submissions.
+LENIENT_FUNCTION_NAMES = ("ln", "floor", "ceiling", "atan2", "cot", "sec", "csc", "acot", "asinh", "acosh",
+                          "atanh", "Heaviside", "gamma", "erfc", "re", "im", "cbrt", "root", "Add", "Mul",
+                          "Pow", "Rational", "Integer", "Float")
+LENIENT_CONSTANT_NAMES = ("I", "oo", "zoo", "nan", "EulerGamma", "GoldenRatio", "Catalan")
 
 _ALLOWED_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_+-*/()., \t\n\r")
 _INTEGER = re.compile(r"[0-9]+\Z")
@@ -51,8 +57,8 @@ def _functions() -> dict:
 
 
 def _arity_ok(name: str, n_args: int) -> bool:
-    if name in ("max", "min", "Max", "Min"):
-        return n_args >= 1
+    if name in ("max", "min", "Max", "Min") or name in LENIENT_FUNCTION_NAMES:
+        return n_args >= 1  # sympy checks the lenient functions' arity itself (TypeError below)
     if name == "log":
         return n_args in (1, 2)
     return n_args == 1
@@ -79,15 +85,18 @@ class _Builder:
         self.strict = strict
         # dry: validate only (no sympy object is made), for checking many submissions quickly
         self.dry = dry
+        function_names = FUNCTION_NAMES + COMPAT_FUNCTION_NAMES + (() if strict else LENIENT_FUNCTION_NAMES)
+        constant_names = CONSTANT_NAMES + (() if strict else LENIENT_CONSTANT_NAMES)
         if dry:
-            self.functions = dict.fromkeys(FUNCTION_NAMES + COMPAT_FUNCTION_NAMES)
-            self.constants = dict.fromkeys(CONSTANT_NAMES)
+            self.functions = dict.fromkeys(function_names)
+            self.constants = dict.fromkeys(constant_names)
         else:
             import sympy
 
             self.sympy = sympy
-            self.functions = _functions()
-            self.constants = {"pi": sympy.pi, "E": sympy.E}
+            self.functions = {**_functions(), **{n: getattr(sympy, n) for n in function_names
+                                                 if n not in FUNCTION_NAMES + COMPAT_FUNCTION_NAMES}}
+            self.constants = {name: getattr(sympy, name) for name in constant_names}
 
     def fail(self, node: ast.AST, why: str):
         segment = ast.get_source_segment(self.text, node) or type(node).__name__
