@@ -53,7 +53,8 @@ def straightforward_2022(models: dict, specs: dict, data: dict) -> list[dict]:
         nodes = metrics.complexity(text, spec.feature_names, LIMIT)
         simplicity = metrics.simplicity(text, spec.feature_names, LIMIT)
         if spec.property == "equivalence":
-            prop = float(metrics.symbolic_equivalence(truths[dataset], text, spec.feature_names, LIMIT))
+            prop = float(metrics.symbolic_equivalence(truths[dataset], text, spec.feature_names, LIMIT,
+                                                      shortcuts=False))
         elif spec.property == "feature_absence":
             prop = metrics.feature_absence_score(text, spec.bad_features, spec.feature_names, LIMIT)
         else:

@@ -174,4 +174,5 @@ def run_rows(records: Sequence[dict], algorithm: str, seeds_order: dict, nonfini
     return rows
 
 
-__all__ = ["DatasetSpec", "RunData", "evaluate_model", "score_runs", "score_methods", "run_rows", "property_value", "accuracy"]
+__all__ = ["DatasetSpec", "RunData", "evaluate_model", "score_runs", "score_methods", "run_rows", "property_value",
+           "accuracy"]
