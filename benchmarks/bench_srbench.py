@@ -14,6 +14,7 @@ Usage: python benchmarks/bench_srbench.py [linear_regression|polynomial|true_for
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 from common import print_table
@@ -71,11 +72,12 @@ def comparable(records: list[dict]) -> list[tuple]:
                    r.get("r2_test")) for r in records)
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    """argv: [method] [--repeat N]; none (as make bench calls it) means the polynomial sample, once."""
     parser = argparse.ArgumentParser()
     parser.add_argument("method", nargs="?", default="polynomial")
     parser.add_argument("--repeat", type=int, default=1)
-    args = parser.parse_args()
+    args = parser.parse_args(argv or [])
     specs, data, models = build(args.method)
     ours_times, old_times = [], []
     for _ in range(args.repeat):
@@ -98,4 +100,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])
