@@ -75,7 +75,7 @@ def test_code_submission_equals_its_results_submission(root, tmp_path):
     assert results.scores == code.scores
 
 
-def test_hostile_html_is_escaped_and_nonfinite_models_are_worst(root, tmp_path):
+def test_nonfinite_models_are_worst_and_missing_runs_failed(root, tmp_path):
     models = json.loads((root / "sample_submissions" / TASK / "true_formulas" / io.MODELS_FILE).read_text())
     models["noise_easy/2082"] = "x1**10**10"  # non-finite predictions: worst accuracy, with a reason
     models.pop("noise_easy/3946")  # a missing run
@@ -119,3 +119,17 @@ def test_bad_configuration_is_an_organiser_error():
         get_task(TASK).load_config({"aggregate": "max"})
     with pytest.raises(ReferenceDataError, match="unknown parameter"):
         get_task(TASK).load_config({"typo": 1})
+
+
+def test_fail_run_mode_scores_the_rest_and_escapes_the_quoted_token(root, tmp_path):
+    task = get_task(TASK)
+    config = task.load_config({"invalid_models": "fail_run"})
+    reference = task.load_reference(root / "reference_data" / TASK, config)
+    models = json.loads((root / "sample_submissions" / TASK / "true_formulas" / io.MODELS_FILE).read_text())
+    models["exact_formula_easier/2082"] = "x1 + '<script>alert(1)</script>'"
+    (tmp_path / io.MODELS_FILE).write_text(json.dumps(models))
+    submission = task.load_submission(tmp_path, reference, config)
+    result = task.score(reference, submission, config)
+    assert result.scores["n_failed_runs"] == 1
+    html = "".join(section.html for section in task.report(result, reference, submission, config))
+    assert "<script>" not in html and "&lt;script&gt;" in html
