@@ -21,6 +21,8 @@ def _job(kind: str, value: int):
         return value
     if kind == "die":
         os._exit(3)
+    if kind == "object":
+        return object()  # not plain data: the parent never unpickles a worker's reply
 
 
 def test_results_errors_timeouts_and_deaths_each_stay_with_their_job():
@@ -42,3 +44,8 @@ def test_time_limit_must_be_positive():
 
 def test_no_jobs_no_workers():
     assert run_jobs(_job, [], time_limit=1) == []
+
+
+def test_replies_must_be_plain_data():
+    [outcome] = run_jobs(_job, [("object", 0)], time_limit=10)
+    assert outcome.status == "error" and "not plain data" in outcome.message

@@ -9,6 +9,7 @@ the job is reported as timed out, and the run carries on with the others.
 from __future__ import annotations
 
 import dataclasses
+import json
 import multiprocessing
 import os
 import signal
@@ -20,11 +21,14 @@ from typing import Any, Callable, Sequence
 
 #: Address-space limit of a worker (bytes); a memory bomb fails the job instead of the machine.
 WORKER_MEMORY_LIMIT = 4 * 1024**3
+#: Largest reply a worker may send (bytes).
+MAX_REPLY_BYTES = 64 * 1024**2
 
 
 @dataclasses.dataclass
 class Outcome:
-    """What happened to one job: status "ok" (value holds the result), "error" or "timeout" (message)."""
+    """What happened to one job: status "ok" (value holds the result, as plain JSON data), "error" or
+    "timeout" (message)."""
 
     status: str
     value: Any = None
@@ -62,9 +66,14 @@ def _worker_main(conn, func: Callable, memory_limit: int | None) -> None:
             return
         index, args = job
         try:
-            conn.send((index, "ok", func(*args), ""))
+            reply = [index, "ok", func(*args), ""]
         except BaseException as exc:  # report any failure of one job; the worker keeps serving
-            conn.send((index, "error", None, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"))
+            reply = [index, "error", None, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"]
+        try:
+            data = json.dumps(reply)
+        except (TypeError, ValueError) as exc:
+            data = json.dumps([index, "error", None, f"the result is not plain data: {exc}"])
+        conn.send_bytes(data.encode())
 
 
 class _Worker:
@@ -161,11 +170,15 @@ def run_jobs(func: Callable, jobs: Sequence[tuple], time_limit: float, n_workers
                 elapsed = time.monotonic() - worker.started
                 if worker.conn in ready:
                     try:
-                        index, status, value, message = worker.conn.recv()
-                    except (EOFError, OSError):
+                        # JSON, never pickle: a job may run participant code (ingestion), and the
+                        # parent must not unpickle what such a process sends.
+                        index, status, value, message = json.loads(worker.conn.recv_bytes(MAX_REPLY_BYTES))
+                        if index != worker.job:
+                            raise OSError("reply for another job")
+                    except (EOFError, OSError, ValueError, TypeError):
                         code = worker.process.exitcode
-                        finish(worker.job, Outcome("error", message=f"worker process died (exit code {code})",
-                                                   seconds=elapsed))
+                        why = f"worker process died or sent an invalid reply (exit code {code})"
+                        finish(worker.job, Outcome("error", message=why, seconds=elapsed))
                         workers[workers.index(worker)] = replacement = _Worker(context, func, memory_limit)
                         worker.kill()
                         assign(replacement)
