@@ -40,8 +40,16 @@ def cmd_run(args) -> int:
 
 
 def cmd_reference(args) -> int:
-    from .registry import all_tasks, get_task
+    """Generate every named task's demo data, or, as ``reference TASK SOURCE OUT``, build a task's
+    reference data from an organiser's own instances (families whose cli offers ``reference``)."""
+    from .registry import FAMILIES, all_tasks, get_task
 
+    if len(args.tasks) == 3 and Path(args.tasks[1]).is_dir() and not Path(args.tasks[2]).is_file():
+        family = args.tasks[0].split(".", 1)[0]
+        family_cli = importlib.import_module(f"{FAMILIES[family]}.cli") if family in FAMILIES else None
+        if family_cli is not None and hasattr(family_cli, "cmd_reference"):
+            return family_cli.cmd_reference(argparse.Namespace(
+                task=args.tasks[0], models_dir=args.tasks[1], out=args.tasks[2], max_table_size=None))
     names = args.tasks or list(all_tasks())
     for name in names:
         task = get_task(name)
@@ -120,8 +128,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--time-limit", type=float, help="seconds per step (default: the phase's limit)")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("reference", help="generate reference data and sample submissions (all tasks if none)")
-    p.add_argument("tasks", nargs="*", help="task names")
+    p = sub.add_parser("reference", help="generate reference data and sample submissions (all tasks if none); "
+                                         "or TASK SOURCE_DIR OUT: reference data from your own instances")
+    p.add_argument("tasks", nargs="*", help="task names, or TASK SOURCE_DIR OUT")
     p.add_argument("--root", default=".", help="folder receiving reference_data/, input_data/, sample_submissions/")
     p.set_defaults(func=cmd_reference)
 

@@ -59,16 +59,16 @@ def score_table(results: list[RunResult]) -> str:
     keys: list[str] = []
     for result in results:
         keys += [k for k in result.scores if k not in keys and k != "score"]
-    header = ["task", "submission", "outcome", "score"]
+    header = ["task", "submission", "outcome", "seconds", "score"]
     rows = []
     for r in results:
         extra = ", ".join(f"{k}={r.scores[k]:.4g}" for k in keys if k in r.scores)
         score = f"{r.scores['score']:.6g}" if "score" in r.scores else "-"
-        rows.append([r.task, r.submission, outcome(r)[0], score, extra])
-    widths = [max(len(str(row[i])) for row in rows + [header + [""]]) for i in range(4)]
+        rows.append([r.task, r.submission, outcome(r)[0], f"{r.elapsed:.1f}", score, extra])
+    widths = [max(len(str(row[i])) for row in rows + [header + [""]]) for i in range(len(header))]
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths)) + "  other scores",
              "  ".join("-" * w for w in widths) + "  ------------"]
-    lines += ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)) + "  " + row[4] for row in rows]
+    lines += ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)) + "  " + row[-1] for row in rows]
     return "\n".join(lines)
 
 

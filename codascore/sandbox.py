@@ -6,7 +6,9 @@ folder, their code runs in a child process that is killed (with its whole proces
 
 from __future__ import annotations
 
+import io
 import os
+import pickle
 import signal
 import stat
 import subprocess
@@ -115,19 +117,52 @@ def kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
+class _PlainDataUnpickler(pickle.Unpickler):
+    """Loads only plain data: builtin containers and scalars, numpy arrays, dtypes and scalars.
+
+    The child runs participant code, which could write any bytes to the pipe; a plain pickle.loads in
+    the parent would let those bytes call any function, outside the time limit."""
+
+    _ALLOWED = {
+        ("builtins", "complex"), ("builtins", "set"), ("builtins", "frozenset"), ("builtins", "slice"),
+        ("builtins", "bytearray"), ("builtins", "range"),
+        *((module, name) for module in ("numpy.core.multiarray", "numpy._core.multiarray")
+          for name in ("_reconstruct", "scalar")),
+        *((module, "_frombuffer") for module in ("numpy.core.numeric", "numpy._core.numeric")),
+        ("numpy", "ndarray"), ("numpy", "dtype"),
+    }
+
+    def find_class(self, module: str, name: str):
+        if (module, name) in self._ALLOWED or (module == "numpy" and name.endswith("DType")) or (
+                module == "numpy.dtypes" and name.endswith("DType")):
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"the child process sent a {module}.{name}; only plain data "
+                                     f"(numbers, strings, lists, dicts, numpy arrays) may be returned")
+
+
+def load_plain_data(data: bytes):
+    """Unpickle bytes from an untrusted process, allowing plain data only (see _PlainDataUnpickler)."""
+    return _PlainDataUnpickler(io.BytesIO(data)).load()
+
+
 def _child(conn, func, args, kwargs):
     os.setsid()  # own process group, so that grandchildren die with it
     try:
-        conn.send(("ok", func(*args, **kwargs)))
+        message = ("ok", func(*args, **kwargs))
     except BaseException as exc:  # report every failure of participant code, SystemExit included
-        conn.send(("error", f"{type(exc).__name__}: {exc}", traceback.format_exc()))
+        message = ("error", f"{type(exc).__name__}: {exc}", traceback.format_exc())
+    try:
+        conn.send_bytes(pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL))
+    except Exception as exc:  # the result itself cannot be pickled
+        conn.send_bytes(pickle.dumps(("error", f"the result could not be returned: {exc}", "")))
     finally:
         conn.close()
 
 
 def call_with_time_limit(func: Callable, args: tuple = (), kwargs: dict | None = None,
                          timeout: float = 60.0, label: str = "participant code") -> Any:
-    """Call func(*args, **kwargs) in a forked child process and return its (picklable) result.
+    """Call func(*args, **kwargs) in a forked child process and return its result, which must be plain
+    data (numbers, strings, lists, dicts, numpy arrays): the parent unpickles nothing else.
 
     The child and anything it started are killed at ``timeout`` seconds (TimeLimitExceeded). An exception
     in the child becomes ParticipantCodeError carrying the child's traceback. Uses fork where available so
@@ -145,10 +180,12 @@ def call_with_time_limit(func: Callable, args: tuple = (), kwargs: dict | None =
         if not receiver.poll(timeout):
             raise TimeLimitExceeded(f"{label} exceeded the time limit of {timeout:g} s and was stopped")
         try:
-            message = receiver.recv()
+            message = load_plain_data(receiver.recv_bytes())
         except EOFError:
             process.join(5)
             raise ParticipantCodeError(f"{label} died without an answer (exit code {process.exitcode})")
+        except (pickle.UnpicklingError, ValueError, TypeError, AttributeError, IndexError) as exc:
+            raise ParticipantCodeError(f"{label} returned something other than plain data: {exc}")
     finally:
         if process.is_alive():
             try:

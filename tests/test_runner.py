@@ -4,6 +4,7 @@ res/metadata, and the scores.json contract check."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import stat
 import zipfile
@@ -157,3 +158,28 @@ def test_call_with_time_limit_returns_raises_and_kills():
 
     with pytest.raises(sandbox.TimeLimitExceeded):
         sandbox.call_with_time_limit(time.sleep, (60,), timeout=0.5)
+
+
+class _Sneaky:
+    """A value whose unpickling would run a command in the parent."""
+
+    def __reduce__(self):
+        return (os.system, ("touch sandbox_pwned",))
+
+
+def _return_sneaky():
+    return _Sneaky()
+
+
+def _return_arrays():
+    return {"traces": [np.arange(6.0).reshape(2, 3)], "weights": np.ones(2, dtype=np.float32), "n": 3}
+
+
+def test_child_results_are_plain_data_only(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(sandbox.ParticipantCodeError, match="plain data"):
+        sandbox.call_with_time_limit(_return_sneaky, timeout=30)
+    assert not (tmp_path / "sandbox_pwned").exists()
+    result = sandbox.call_with_time_limit(_return_arrays, timeout=30)
+    np.testing.assert_array_equal(result["traces"][0], np.arange(6.0).reshape(2, 3))
+    assert result["weights"].dtype == np.float32 and result["n"] == 3

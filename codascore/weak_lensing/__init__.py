@@ -1,12 +1,14 @@
-"""FAIR Universe Weak Lensing challenge: Phase 1 parameter inference (and Phase 2 OoD detection).
+"""FAIR Universe Weak Lensing challenge: Phase 1 parameter inference and Phase 2 OoD detection.
 
-Public API (stable): inference_score, coverage (and the Phase 2 metrics when present).
+Public API (stable): inference_score, coverage, ood_score, tpr_at_low_fpr.
 """
 
-from .metrics import coverage, inference_score, inference_score_per_instance, r_squared, standardised_mse
+from .metrics import (coverage, inference_score, inference_score_per_instance, ood_score, r_squared,
+                      standardised_mse, tpr_at_low_fpr)
 from .phase1 import Phase1Task
+from .phase2 import Phase2Task
 
-TASKS = {"weak_lensing.phase1": Phase1Task()}
+TASKS = {"weak_lensing.phase1": Phase1Task(), "weak_lensing.phase2": Phase2Task()}
 
-__all__ = ["coverage", "inference_score", "inference_score_per_instance", "r_squared",
-           "standardised_mse", "TASKS"]
+__all__ = ["coverage", "inference_score", "inference_score_per_instance", "ood_score", "r_squared",
+           "standardised_mse", "tpr_at_low_fpr", "TASKS"]

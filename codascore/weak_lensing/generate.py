@@ -1,17 +1,26 @@
-"""Deterministic reference data and sample submissions for the weak lensing tasks.
+"""Deterministic reference data, input data and sample submissions for the weak lensing tasks.
 
-The official test labels are private, so the project draws its own: truths uniform over the challenge's
-prior ranges (spec weak_lensing.md section 1), nuisance parameters from their published priors.
+The official maps and test labels are private, so the project makes its own with its simulator
+(:mod:`codascore.weak_lensing.simulator`): cosmologies uniform over the challenge's prior ranges
+(spec weak_lensing.md section 1), nuisance parameters from their published priors. Every random stream
+comes from the task's ``seed``, so every run writes the same bytes.
+
+input_data/<task>/    task.yaml, train_maps.npy (M, 48, 48) float16 noiseless, train_labels.npy (M, 5),
+                      test_maps.npy (N, 48, 48) float16 with shape noise
+reference_data/<task>/ task.yaml and the truths (Phase 1: label_test.npy (N, 5) and scaler.json;
+                      Phase 2: label_test_phase2.npy (N,) with 1 = OoD, the official orientation)
 """
 
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
 import yaml
 
+from . import simulator
 from .phase1 import PRIOR
 
 #: The calibrated sample's 1-sigma errors, close to the starting kit's CNN baselines (0.043, 0.032).
@@ -57,16 +66,118 @@ def phase1_samples(truth: np.ndarray, rng: np.random.Generator) -> dict[str, dic
     return {name: {k: v.tolist() for k, v in arrays.items()} for name, arrays in samples.items()}
 
 
+TRAIN_MAPS, TRAIN_LABELS, TEST_MAPS = "train_maps.npy", "train_labels.npy", "test_maps.npy"
+SOURCES = Path(__file__).resolve().parent
+
+
+def streams(config: dict, n: int) -> list[np.random.Generator]:
+    """n independent generators from the task's seed (one per purpose, so that changing one part of
+    the data leaves the others unchanged)."""
+    return [np.random.default_rng(s) for s in np.random.SeedSequence(int(config["seed"])).spawn(n)]
+
+
+def training_set(rng: np.random.Generator, n_cosmologies: int, n_realisations: int):
+    """(maps (M, 48, 48) noiseless, labels (M, 5)): n_cosmologies cosmologies drawn from the prior, each
+    with n_realisations nuisance draws and map realisations; rows grouped by cosmology, as the
+    challenge's (101, 256) label.npy flattened."""
+    cosmologies = draw_labels(rng, n_cosmologies)
+    labels = np.repeat(cosmologies, n_realisations, axis=0)
+    labels[:, 2:] = draw_labels(rng, len(labels))[:, 2:]
+    return simulator.convergence_maps(labels, rng), labels
+
+
+def save_maps(path: Path, maps: np.ndarray) -> None:
+    """Maps are stored as float16, as the challenge's files are."""
+    np.save(path, maps.astype(np.float16))
+
+
+def write_input_data(folder: Path, task_name: str, config: dict, train, test_maps: np.ndarray) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    write_yaml(folder / "task.yaml", {"task": task_name, **config})
+    save_maps(folder / TRAIN_MAPS, train[0])
+    np.save(folder / TRAIN_LABELS, train[1])
+    save_maps(folder / TEST_MAPS, test_maps)
+
+
+def write_code_samples(samples_dir: Path) -> None:
+    """code_baseline (the baseline model, both phases) and broken_model (raises; must fail)."""
+    for name, source in (("code_baseline", "baseline_model.py"), ("broken_model", "broken_model.py")):
+        folder = samples_dir / name
+        folder.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(SOURCES / source, folder / "model.py")
+
+
 def generate_phase1(root: Path, task_name: str, config: dict, progress=print) -> None:
-    rng = np.random.default_rng(int(config["seed"]))
-    ref = root / "reference_data" / task_name
+    label_rng, train_rng, map_rng, sample_rng = streams(config, 4)
+    ref, inputs = root / "reference_data" / task_name, root / "input_data" / task_name
     ref.mkdir(parents=True, exist_ok=True)
-    train = draw_labels(rng, int(config["n_train_cosmologies"]))
-    truth = draw_labels(rng, int(config["n_test"]))
+    train = training_set(train_rng, int(config["n_train_cosmologies"]), int(config["n_train_realisations"]))
+    truth = draw_labels(label_rng, int(config["n_test"]))
+    test_maps = simulator.add_shape_noise(simulator.convergence_maps(truth, map_rng), map_rng)
     np.save(ref / "label_test.npy", truth)
-    scaler = {"mean": train[:, :2].mean(axis=0).tolist(), "scale": train[:, :2].std(axis=0).tolist()}
+    cosmologies = train[1][::int(config["n_train_realisations"]), :2]
+    scaler = {"mean": cosmologies.mean(axis=0).tolist(), "scale": cosmologies.std(axis=0).tolist()}
     (ref / "scaler.json").write_text(json.dumps(scaler, indent=1) + "\n")
     write_yaml(ref / "task.yaml", {"task": task_name, **config})
-    for name, data in phase1_samples(truth[:, :2], rng).items():
-        write_result(root / "sample_submissions" / task_name / name, data)
-    progress(f"{task_name}: {len(truth)} test labels, 4 sample submissions")
+    write_input_data(inputs, task_name, config, train, test_maps)
+    samples_dir = root / "sample_submissions" / task_name
+    samples = phase1_samples(truth[:, :2], sample_rng)
+    for name, data in samples.items():
+        write_result(samples_dir / name, data)
+    write_code_samples(samples_dir)
+    progress(f"{task_name}: {len(train[1])} training maps, {len(truth)} test maps and labels, "
+             f"{len(samples) + 2} sample submissions")
+
+
+def ood_test_set(rng: np.random.Generator, n: int, ood_fraction: float):
+    """(noisy maps (n, 48, 48), is_ood (n,) int8): in-distribution maps from the training model and OoD
+    maps split evenly between the simulator's two out-of-distribution models, in random order."""
+    labels = draw_labels(rng, n)
+    is_ood = np.zeros(n, dtype=np.int8)
+    is_ood[:int(round(ood_fraction * n))] = 1
+    is_ood = rng.permutation(is_ood)
+    ood = np.flatnonzero(is_ood)
+    running, mirrored = ood[: len(ood) // 2], ood[len(ood) // 2:]
+    maps = np.empty((n, simulator.MAP_SIZE, simulator.MAP_SIZE))
+    ind = np.flatnonzero(is_ood == 0)
+    maps[ind] = simulator.convergence_maps(labels[ind], rng)
+    alpha = rng.uniform(*simulator.RUNNING_RANGE, len(running)) * rng.choice([-1.0, 1.0], len(running))
+    maps[running] = simulator.convergence_maps(labels[running], rng, model="running", running=alpha)
+    maps[mirrored] = simulator.convergence_maps(labels[mirrored], rng, model="mirrored")
+    return simulator.add_shape_noise(maps, rng), is_ood
+
+
+def phase2_samples(is_ood: np.ndarray, rng: np.random.Generator) -> dict[str, dict]:
+    """Result-submission samples of Phase 2: oracle (knows the truth, hedged at 0.99), constant_half,
+    dummy (uniform p_ind and ood_scores, like the official dummy), and two that must fail:
+    invalid_out_of_range (a probability above 1) and invalid_official_format (only ood_scores)."""
+    n = len(is_ood)
+    oracle = np.where(is_ood == 1, 0.01, 0.99)
+    out_of_range = np.full(n, 0.5)
+    out_of_range[n // 4] = 1.2
+    dummy_scores = rng.uniform(0, 1, n)
+    return {
+        "oracle": {"p_ind": oracle.tolist()},
+        "constant_half": {"p_ind": [0.5] * n},
+        "dummy": {"p_ind": rng.uniform(0, 1, n).tolist(), "ood_scores": dummy_scores.tolist()},
+        "invalid_out_of_range": {"p_ind": out_of_range.tolist()},
+        "invalid_official_format": {"ood_scores": dummy_scores.tolist()},
+    }
+
+
+def generate_phase2(root: Path, task_name: str, config: dict, progress=print) -> None:
+    train_rng, test_rng, sample_rng = streams(config, 3)
+    ref, inputs = root / "reference_data" / task_name, root / "input_data" / task_name
+    ref.mkdir(parents=True, exist_ok=True)
+    train = training_set(train_rng, int(config["n_train_cosmologies"]), int(config["n_train_realisations"]))
+    test_maps, is_ood = ood_test_set(test_rng, int(config["n_test"]), float(config["ood_fraction"]))
+    np.save(ref / "label_test_phase2.npy", is_ood)
+    write_yaml(ref / "task.yaml", {"task": task_name, **config})
+    write_input_data(inputs, task_name, config, train, test_maps)
+    samples_dir = root / "sample_submissions" / task_name
+    samples = phase2_samples(is_ood, sample_rng)
+    for name, data in samples.items():
+        write_result(samples_dir / name, data)
+    write_code_samples(samples_dir)
+    progress(f"{task_name}: {len(train[1])} training maps, {len(is_ood)} test maps "
+             f"({int(is_ood.sum())} OoD), {len(samples) + 2} sample submissions")

@@ -106,3 +106,121 @@ def standardised_mse(truth, means, scaler_mean, scaler_scale) -> float:
         raise ValueError(f"scaler_scale must be positive, got {scale.tolist()}")
     with np.errstate(all="ignore"):
         return float(np.mean(((means - mean) / scale - (truth - mean) / scale) ** 2))
+
+
+# --------------------------------------------------------------------------- Phase 2: OoD detection
+
+#: Phase 2 clipping of probabilities (product choice, spec weak_lensing.md section 3.2).
+OOD_EPS = 1e-15
+
+
+def _vector(name: str, value) -> np.ndarray:
+    array = np.asarray(value, dtype=np.float64)
+    if array.ndim != 1:
+        raise ValueError(f"{name} must be a 1-d array of N values, got shape {array.shape}")
+    return array
+
+
+def _labels(name: str, value) -> np.ndarray:
+    labels = _vector(name, value)
+    bad = np.flatnonzero((labels != 0) & (labels != 1))
+    if bad.size:
+        raise ValueError(f"{name}[{bad[0]}] = {float(labels[bad[0]])!r}: labels must be 0 or 1")
+    return labels
+
+
+def _same_length(reference_name: str, reference: np.ndarray, name: str, array: np.ndarray) -> None:
+    if len(array) != len(reference):
+        raise ValueError(f"{name} has {len(array)} values, {reference_name} has {len(reference)}")
+
+
+def _check_finite_vector(name: str, array: np.ndarray) -> None:
+    bad = np.flatnonzero(~np.isfinite(array))
+    if bad.size:
+        raise ValueError(f"{name}[{bad[0]}] = {float(array[bad[0]])!r}: values must be finite")
+
+
+def ood_log_likelihood_per_instance(is_ind, p_ind, eps: float = OOD_EPS) -> np.ndarray:
+    """Per-instance Bernoulli log-likelihood y ln p + (1 - y) ln(1 - p), p clipped to [eps, 1 - eps]
+    (equivalently: the log of the probability given to the true class, clipped to [eps, 1 - eps]).
+
+    y = is_ind (1 = in-distribution, the seed's orientation), p = p_ind in [0, 1]."""
+    y, p = _labels("is_ind", is_ind), _vector("p_ind", p_ind)
+    _same_length("is_ind", y, "p_ind", p)
+    _check_finite_vector("p_ind", p)
+    outside = np.flatnonzero((p < 0) | (p > 1))
+    if outside.size:
+        raise ValueError(f"p_ind[{outside[0]}] = {float(p[outside[0]])!r}: probabilities must lie in [0, 1]")
+    if not 0 < eps < 0.5:
+        raise ValueError(f"eps must lie in (0, 0.5), got {eps!r}")
+    # The probability given to the true class, clipped: p for InD maps, 1 - p for OoD maps. Clipping it
+    # (rather than p itself) treats both classes alike in float64, where 1 - (1 - eps) != eps.
+    return np.log(np.clip(np.where(y == 1, p, 1.0 - p), eps, 1.0 - eps))
+
+
+def ood_score(is_ind, p_ind, eps: float = OOD_EPS) -> float:
+    """Phase 2 score (the seed's formula): the mean Bernoulli log-likelihood
+
+        score = (1/N) sum_i [ y_i ln(p_i) + (1 - y_i) ln(1 - p_i) ],   p_i clipped to [eps, 1 - eps],
+
+    with y_i = 1 when map i is in-distribution (InD) and p_i the submitted probability that it is InD.
+    Source: the seed's Phase 2 evaluation page (the early page at FAIR-Universe/Cosmology_Challenge
+    commit 720f486 writes "+eps" without a value); eps = 1e-15 is this product's choice (spec
+    weak_lensing.md section 3.2). Range [ln eps, ~0]: ln 0.5 for p = 0.5 everywhere, ln eps = -34.54 for
+    a perfectly wrong answer. Higher is better.
+
+    The official label files use the opposite orientation (1 = OoD): pass ``1 - label``.
+    """
+    return float(np.mean(ood_log_likelihood_per_instance(is_ind, p_ind, eps)))
+
+
+def tpr_at_low_fpr(is_ood, ood_scores, fpr_min: float = 1e-3, fpr_max: float = 0.05,
+                   n_points: int = 100) -> float:
+    """The metric the challenge deployed for Phase 2: the mean true-positive rate at ``n_points``
+    false-positive rates log-spaced from fpr_min to fpr_max,
+
+        score = (1/n) sum_k TPR(FPR_k),   FPR_k = 10 ** linspace(log10 fpr_min, log10 fpr_max, n),
+
+    where TPR(.) is numpy ``interp`` on the points of scikit-learn ``roc_curve(is_ood, ood_scores)``
+    (defaults: drop_intermediate=True, positive class 1 = OoD; tied scores form one ROC point).
+    Source: FAIR-Universe/Cosmology_Challenge scoring_program/score.py at 922c32c (spec weak_lensing.md
+    section 3.3). Higher ood_scores mean more likely OoD. Range [0, 1]; a constant score gives the
+    diagonal, 0.012657. NaN (with no exception) when is_ood holds a single class, as the official code.
+
+    The ROC points are scikit-learn's, computed in numpy (see :func:`roc`).
+    """
+    y, scores = _labels("is_ood", is_ood), _vector("ood_scores", ood_scores)
+    _same_length("is_ood", y, "ood_scores", scores)
+    _check_finite_vector("ood_scores", scores)
+    if not 0 < fpr_min < fpr_max <= 1:
+        raise ValueError(f"need 0 < fpr_min < fpr_max <= 1, got fpr_min={fpr_min!r}, fpr_max={fpr_max!r}")
+    if int(n_points) != n_points or n_points < 1:
+        raise ValueError(f"n_points must be a positive integer, got {n_points!r}")
+    if y.size == 0 or y.min() == y.max():
+        return float("nan")
+    fpr, tpr = roc(y, scores)
+    grid = np.logspace(np.log10(fpr_min), np.log10(fpr_max), int(n_points))
+    return float(np.mean(np.interp(grid, fpr, tpr)))
+
+
+def roc(is_ood: np.ndarray, ood_scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(fpr, tpr): the points of scikit-learn ``roc_curve(is_ood, ood_scores)`` with its defaults.
+
+    Definition (scikit-learn's): one threshold per distinct score, from the highest down; at each, the
+    counts of OoD (tp) and InD (fp) maps scoring at least that much; a first point (0, 0); with
+    ``drop_intermediate=True``, points whose second differences of both counts are zero (collinear,
+    equally spaced) are dropped; rates are counts over their totals.
+
+    Computed in numpy because importing scikit-learn costs over a second of the scorer's 1.5 s budget;
+    tests check these points against ``sklearn.metrics.roc_curve`` element for element, ties included.
+    """
+    order = np.argsort(-np.asarray(ood_scores, dtype=np.float64), kind="stable")
+    labels, scores = np.asarray(is_ood, dtype=np.float64)[order], np.asarray(ood_scores)[order]
+    block_ends = np.r_[np.flatnonzero(scores[1:] != scores[:-1]), scores.size - 1]
+    tps = np.cumsum(labels)[block_ends]
+    fps = (block_ends + 1) - tps
+    if tps.size > 2:
+        keep = np.r_[True, (np.diff(fps, 2) != 0) | (np.diff(tps, 2) != 0), True]
+        tps, fps = tps[keep], fps[keep]
+    tps, fps = np.r_[0.0, tps], np.r_[0.0, fps]
+    return fps / fps[-1], tps / tps[-1]

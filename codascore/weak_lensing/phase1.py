@@ -1,5 +1,7 @@
 """Weak lensing Phase 1: the task (reference reader, submission validator, scores, report, data).
 
+Code submissions (``model.py``) are run by :mod:`codascore.weak_lensing.ingestion`.
+
 Reference data (``ref/``): ``task.yaml``, ``label_test.npy`` (N x >=2, columns Omega_m, S_8 first, as the
 official file) and ``scaler.json`` (``{"mean": [..], "scale": [..]}``, the training labels' statistics for
 ``MSE``). Submission: ``result.json`` = ``{"means": N x 2, "errorbars": N x 2}`` in the order (Omega_m, S_8).
@@ -10,6 +12,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from statistics import NormalDist
 
 import numpy as np
 
@@ -21,6 +24,9 @@ from .metrics import PARAMETERS
 #: Prior ranges of the challenge's training cosmologies (spec weak_lensing.md section 1).
 PRIOR = {"Omega_m": (0.0913, 0.619), "S_8": (0.680, 0.955)}
 RESULT_FILE = "result.json"
+#: Report cells with fewer maps than this are not drawn: a participant knows their own predictions, so a
+#: sparse cell of (truth, prediction) would give away that map's truth.
+MIN_BIN_COUNT = 10
 
 
 # --------------------------------------------------------------------------- reading and validation
@@ -43,8 +49,21 @@ def read_json_object(path: Path) -> dict:
     return data
 
 
-def _is_number(value) -> bool:
+def is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def sized_list(data: dict, field: str, n: int, problems: Problems, what: str, unit: str,
+               file: str = RESULT_FILE):
+    """data[field] when it is a list of n entries (one per test map); else a problem is added, None."""
+    value = data[field]
+    if not isinstance(value, list):
+        problems.add(f"{file}: '{field}' must be a list of {what}, found {type(value).__name__}")
+        return None
+    if len(value) != n:
+        problems.add(f"{file}: '{field}' has {len(value)} {unit}, expected {n} (one per test map)")
+        return None
+    return value
 
 
 def pairs_array(data: dict, field: str, n_rows: int, problems: Problems, file: str = RESULT_FILE):
@@ -53,12 +72,8 @@ def pairs_array(data: dict, field: str, n_rows: int, problems: Problems, file: s
     if field not in data:
         problems.add(f"{file}: missing key '{field}' (expected a list of {n_rows} [Omega_m, S_8] pairs)")
         return None
-    rows = data[field]
-    if not isinstance(rows, list):
-        problems.add(f"{file}: '{field}' must be a list of [Omega_m, S_8] pairs, found {type(rows).__name__}")
-        return None
-    if len(rows) != n_rows:
-        problems.add(f"{file}: '{field}' has {len(rows)} rows, expected {n_rows} (one per test map)")
+    rows = sized_list(data, field, n_rows, problems, "[Omega_m, S_8] pairs", "rows", file)
+    if rows is None:
         return None
     usable = True
     for i, row in enumerate(rows):
@@ -69,7 +84,7 @@ def pairs_array(data: dict, field: str, n_rows: int, problems: Problems, file: s
             usable = False
             continue
         for j, value in enumerate(row):
-            if not _is_number(value):
+            if not is_number(value):
                 problems.add(f"{file}: {field}[{i}][{j}] ({PARAMETERS[j]}) is {json.dumps(value)[:40]}, "
                              f"not a number")
                 usable = False
@@ -114,7 +129,9 @@ class Phase1Task(Task):
     title = "Weak lensing Phase 1: cosmological parameter inference"
     score_keys = ("score", "avg_coverage", "R_squared", "MSE")
     result_files = (RESULT_FILE,)
-    defaults = {"lam": 1000.0, "n_test": 4000, "n_train_cosmologies": 101, "seed": 20250601}
+    has_ingestion = True
+    defaults = {"lam": 1000.0, "n_test": 4000, "n_train_cosmologies": 101, "n_train_realisations": 10,
+                "seed": 20250601, "time_limit": 600.0}
 
     def load_reference(self, ref_dir: Path, config: dict) -> dict:
         ref_dir = Path(ref_dir)
@@ -162,6 +179,11 @@ class Phase1Task(Task):
 
         generate_phase1(Path(root), self.name, config, progress)
 
+    def ingest(self, input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
+        from .ingestion import ingest
+
+        ingest(input_dir, output_dir, submission_dir, config, required=("means", "errorbars"))
+
 
 def read_scaler(ref_dir: Path):
     """(mean, scale) of the training labels' first two columns from scaler.json, else from label.npy
@@ -190,8 +212,9 @@ def read_scaler(ref_dir: Path):
 # --------------------------------------------------------------------------- report
 
 def phase1_report(truth: np.ndarray, means: np.ndarray, errorbars: np.ndarray) -> list[Section]:
-    """Predicted against true (binned, so that no single map's truth is readable), pull histograms
-    against N(0, 1), and coverage at 1 and 2 sigma against the Gaussian levels."""
+    """Predicted against true (hexagons and truth bins of at least MIN_BIN_COUNT maps, so that no single
+    map's truth is readable), pull histograms against N(0, 1), coverage at 1 and 2 sigma against the
+    Gaussian levels, and the calibration curve (coverage against nominal level)."""
     sigma = np.abs(errorbars)
     with np.errstate(all="ignore"):
         pulls = (means - truth) / sigma
@@ -199,13 +222,13 @@ def phase1_report(truth: np.ndarray, means: np.ndarray, errorbars: np.ndarray) -
     fig, axes = new_figure(10, 4.2, ncols=2)
     for p, ax in enumerate(axes):
         lo, hi = PRIOR[PARAMETERS[p]]
-        ax.hexbin(truth[:, p], means[:, p], gridsize=40, cmap="Blues", mincnt=1,
+        ax.hexbin(truth[:, p], means[:, p], gridsize=25, cmap="Blues", mincnt=MIN_BIN_COUNT,
                   extent=(lo, hi, min(lo, np.percentile(means[:, p], 1)), max(hi, np.percentile(means[:, p], 99))))
         edges = np.linspace(truth[:, p].min(), truth[:, p].max(), 13)
         centres, mean_pred, mean_sigma = [], [], []
         for a, b in zip(edges[:-1], edges[1:]):
             rows = (truth[:, p] >= a) & (truth[:, p] <= b)
-            if rows.sum() >= 3:
+            if rows.sum() >= MIN_BIN_COUNT:
                 centres.append((a + b) / 2)
                 mean_pred.append(np.median(means[rows, p]))
                 mean_sigma.append(np.median(sigma[rows, p]))
@@ -235,10 +258,31 @@ def phase1_report(truth: np.ndarray, means: np.ndarray, errorbars: np.ndarray) -
         rows.append((f"{n_sigma:g} σ", nominal, float(inside[0]), float(inside[1])))
     coverage_table = table(rows, ("interval", "Gaussian level", "Omega_m", "S_8"),
                            caption="Fraction of maps whose truth lies within μ ± nσ")
+
+    # Calibration curve: coverage of the central Gaussian interval at each nominal level.
+    levels = np.linspace(0.02, 0.98, 49)
+    half_widths = np.array([NormalDist().inv_cdf((1 + level) / 2) for level in levels])
+    with np.errstate(invalid="ignore"):
+        inside = np.abs(pulls)[None, :, :] <= half_widths[:, None, None]
+    fig, ax = new_figure(5.2, 4.2)
+    ax.plot([0, 1], [0, 1], "k--", lw=1, label="calibrated")
+    for p, colour in zip(range(2), ("#1f4e9c", "#c62828")):
+        ax.plot(levels, inside[:, :, p].mean(axis=1), "-", color=colour, lw=1.6, label=PARAMETERS[p])
+    ax.axvline(math.erf(1 / math.sqrt(2)), color="#999", lw=0.8, ls=":")
+    ax.set_xlabel("nominal level of μ ± zσ (Gaussian)")
+    ax.set_ylabel("observed coverage")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8, loc="upper left")
+    calibration = figure_html(fig, "coverage against nominal level")
     return [
         Section("Predicted against true", paragraph(
-            "Density of (true, predicted) pairs; red points are the median prediction in bins of the true "
-            "value, with the median submitted σ as error bars.") + scatter),
+            f"Density of (true, predicted) pairs, in cells of at least {MIN_BIN_COUNT} maps; red points are "
+            "the median prediction in bins of the true value, with the median submitted σ as error bars.")
+            + scatter),
         Section("Pulls", paragraph("A calibrated submission's pulls follow N(0, 1).") + histogram),
-        Section("Coverage", coverage_table),
+        Section("Coverage", coverage_table + paragraph(
+            "Calibration curve: the fraction of maps whose truth lies in the central Gaussian interval "
+            "μ ± zσ of each nominal level (the dotted line marks 1σ, 68.3 %). Above the diagonal the "
+            "errors are too wide, below it too narrow.") + calibration),
     ]

@@ -1,0 +1,247 @@
+"""Forward models: 7 retrieval parameters (+ star radius, planet mass) -> 52 transit depths on the Ariel grid.
+
+``BuiltinForwardModel`` is the project's own vectorised analytic isothermal transmission model. It is an
+*approximation* of the official TauREx 3 set-up (isothermal profile, H2/He fill gas with He/H2 = 0.17,
+five constant-abundance trace gases, absorption + Rayleigh + CIA, 1e-5 Pa to 1e6 Pa), not a replacement:
+its opacities are smooth band shapes from :data:`MOLECULAR_BANDS`, not line lists.
+
+Physics. The slant optical depth of a chord through an isothermal, hydrostatic atmosphere whose number
+density at the chord's closest point is n is
+
+    tau(n) = sqrt(2 pi R0 H) * a * n + sqrt(pi R0 H) * b * n^2
+
+with a = sum_i X_i sigma_i + Rayleigh (cross-sections per molecule, linear in density) and
+b = X_H2^2 k_H2H2 + X_H2 X_He k_H2He (collision-induced absorption, quadratic in density). The apparent
+radius is where tau = tau_eq = exp(-gamma_Euler) ~ 0.56 (Lecavelier des Etangs et al. 2008; de Wit &
+Seager 2013), i.e. n_eq = 2 tau_eq / (A + sqrt(A^2 + 4 B tau_eq)) and
+
+    z = H ln(n_surface / n_eq),  clipped to [0, H ln(P_surface / P_top)],   depth = ((R0 + z) / Rs)^2
+
+where R0 = Rp is the radius at P_surface = 1e6 Pa, H = k T / (mu m_u g), g = G Mp / R0^2. Everything is a
+handful of (K, 52) array operations, hence >1e5 spectra per second on one core.
+
+``TaurexForwardModel`` runs the official TauREx 3 set-up when taurex and the opacity files are available.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .metrics import N_BINS, N_TARGETS
+
+# Ariel spectral grid (instrument facts; FM_utils ``ariel_resolution``): bin centres and widths in um,
+# ascending wavelength. The builtin model returns depths in this order.
+WAVELENGTH_UM = np.array([
+    0.55, 0.7, 0.95, 1.156375, 1.27490344, 1.40558104, 1.5496531, 1.70849254, 1.88361302, 1.9695975,
+    2.00918641, 2.04957106, 2.09076743, 2.13279186, 2.17566098, 2.21939176, 2.26400154, 2.30950797,
+    2.35592908, 2.40328325, 2.45158925, 2.50086619, 2.5511336, 2.60241139, 2.65471985, 2.70807972,
+    2.76251213, 2.81803862, 2.8746812, 2.93246229, 2.99140478, 3.05153202, 3.11286781, 3.17543645,
+    3.23926272, 3.30437191, 3.37078978, 3.43854266, 3.50765736, 3.57816128, 3.65008232, 3.72344897,
+    4.03216667, 4.30545796, 4.59727234, 4.90886524, 5.24157722, 5.59683967, 5.97618103, 6.3812333,
+    6.81373911, 7.2755592])
+WIDTH_UM = np.array([
+    0.10083333, 0.20416667, 0.30767045, 0.11301861, 0.12460302, 0.13737483, 0.15145575, 0.16697996,
+    0.18409541, 0.03919888, 0.03998678, 0.04079051, 0.0416104, 0.04244677, 0.04329995, 0.04417028,
+    0.0450581, 0.04596377, 0.04688764, 0.04783008, 0.04879147, 0.04977218, 0.0507726, 0.05179313,
+    0.05283417, 0.05389614, 0.05497945, 0.05608453, 0.05721183, 0.05836179, 0.05953486, 0.06073151,
+    0.06195222, 0.06319746, 0.06446773, 0.06576353, 0.06708537, 0.06843379, 0.06980931, 0.07121248,
+    0.07264385, 0.07410399, 0.26461764, 0.28255283, 0.30170364, 0.32215244, 0.34398722, 0.36730191,
+    0.39219681, 0.41877904, 0.44716295, 0.47747067])
+
+# Constants (SI). RJUP, MJUP, RSOL as TauREx uses them (astropy values).
+K_BOLTZMANN = 1.380649e-23
+G_NEWTON = 6.67430e-11
+AMU = 1.66053906660e-27
+RJUP = 7.1492e7
+MJUP = 1.898e27
+RSOL_TAUREX = 6.957e8
+#: The official code divides the auxiliary table's star radius by this before TauREx multiplies by RSOL.
+RSOL_AUX = 696_340_000.0
+P_SURFACE = 1e6
+P_TOP = 1e-5
+HE_H2_RATIO = 0.17
+TAU_EQ = float(np.exp(-np.euler_gamma))
+T_MIN = 1.0  # K; the prior allows T = 0, where the atmosphere has no height
+
+MOLECULES = ("H2O", "CO2", "CO", "CH4", "NH3")
+MOLAR_MASS = {"H2O": 18.015, "CO2": 44.01, "CO": 28.01, "CH4": 16.04, "NH3": 17.031, "H2": 2.016,
+              "He": 4.0026}
+
+#: Band table the opacity table is generated from: molecule -> (continuum floor in cm^2, bands), each
+#: band (centre in um, band-averaged peak cross-section in cm^2/molecule, Gaussian sigma in cm^-1).
+#: Centres are the molecules' known vibrational bands; strengths are order-of-magnitude values for
+#: ~1000 K, chosen so that the relative band strengths look like low-resolution line-list spectra.
+#: They are illustrative, not line-list data.
+MOLECULAR_BANDS = {
+    "H2O": (3e-27, [(0.94, 3e-23, 150), (1.14, 1e-22, 180), (1.38, 6e-22, 220), (1.87, 1.5e-21, 250),
+                    (2.7, 8e-21, 300), (6.3, 5e-21, 250)]),
+    "CO2": (1e-26, [(1.43, 2e-23, 60), (1.6, 3e-23, 60), (2.0, 2e-22, 80), (2.7, 2e-20, 120),
+                    (4.3, 4e-19, 100)]),
+    "CO": (1e-27, [(1.57, 3e-24, 60), (2.35, 2e-21, 100), (4.67, 4e-20, 130)]),
+    "CH4": (1e-26, [(1.15, 5e-23, 120), (1.4, 1e-22, 150), (1.7, 8e-22, 150), (2.3, 3e-21, 180),
+                    (3.3, 3e-20, 200), (7.7, 1e-20, 150)]),
+    "NH3": (1e-26, [(1.5, 2e-22, 150), (2.0, 5e-22, 130), (2.25, 4e-22, 120), (3.0, 6e-21, 200),
+                    (6.1, 4e-21, 200)]),
+}
+#: Collision-induced absorption, same layout, in cm^5 molecule^-2: H2-H2 fundamental (2.4 um) and first
+#: overtone (1.2 um) and the roto-translational band's short-wavelength tail; H2-He scaled by 0.4.
+CIA_BANDS = {
+    "H2-H2": (1e-49, [(2.4, 1e-46, 600), (1.2, 8e-48, 500), (17.0, 3e-46, 400)]),
+    "H2-He": (4e-50, [(2.4, 4e-47, 600), (1.2, 3.2e-48, 500), (17.0, 1.2e-46, 400)]),
+}
+
+
+def _bin_average(floor_and_bands, samples_per_bin: int = 64) -> np.ndarray:
+    """Average a band model (floor + Gaussians in wavenumber) over each Ariel bin, on a fine
+    wavenumber grid spanning the bin."""
+    floor, bands = floor_and_bands
+    offsets = (np.arange(samples_per_bin) + 0.5) / samples_per_bin - 0.5
+    wl = WAVELENGTH_UM[:, None] + offsets[None, :] * WIDTH_UM[:, None]
+    nu = 1e4 / wl
+    total = np.full(nu.shape, floor)
+    for centre_um, peak, sigma_cm in bands:
+        total += peak * np.exp(-0.5 * ((nu - 1e4 / centre_um) / sigma_cm) ** 2)
+    return total.mean(axis=1)
+
+
+def opacity_table() -> dict[str, np.ndarray]:
+    """The generated per-bin table, in SI (m^2 per molecule; m^5 per molecule^2 for CIA): one 52-array
+    per molecule, 'Rayleigh_H2', 'Rayleigh_He', 'CIA_H2-H2', 'CIA_H2-He'."""
+    table = {m: _bin_average(MOLECULAR_BANDS[m]) * 1e-4 for m in MOLECULES}
+    wl_angstrom = WAVELENGTH_UM * 1e4
+    # Dalgarno & Williams (1962) for H2; Chan & Dalgarno (1965) form for He; cm^2 -> m^2.
+    table["Rayleigh_H2"] = (8.14e-13 / wl_angstrom ** 4 + 1.28e-6 / wl_angstrom ** 6
+                            + 1.61 / wl_angstrom ** 8) * 1e-4
+    table["Rayleigh_He"] = 5.484e-14 / wl_angstrom ** 4 * (1 + 2.44e5 / wl_angstrom ** 2) * 1e-4
+    for pair, bands in CIA_BANDS.items():
+        table["CIA_" + pair] = _bin_average(bands) * 1e-10
+    return table
+
+
+def _as_params(params) -> np.ndarray:
+    arr = np.asarray(params, dtype=np.float64)
+    if arr.ndim == 1:
+        arr = arr[None, :]
+    if arr.ndim != 2 or arr.shape[1] != N_TARGETS:
+        raise ValueError(f"params: expected shape (K, {N_TARGETS}), got {arr.shape}")
+    return arr
+
+
+def _positive_column(name: str, value, n_rows: int) -> np.ndarray:
+    arr = np.asarray(value, dtype=np.float64)
+    if arr.ndim > 1 or (arr.ndim == 1 and arr.shape[0] != n_rows):
+        raise ValueError(f"{name}: expected a scalar or {n_rows} values, got shape {arr.shape}")
+    bad = np.flatnonzero(~(np.isfinite(arr) & (arr > 0)).reshape(-1))
+    if bad.size:
+        raise ValueError(f"{name}[{bad[0]}] = {float(arr.reshape(-1)[bad[0]])!r} is not a positive number")
+    return arr.reshape(-1, 1) if arr.ndim else arr
+
+
+class BuiltinForwardModel:
+    """Vectorised analytic isothermal transmission model (see the module docstring)."""
+
+    name = "builtin"
+
+    def __init__(self):
+        table = opacity_table()
+        self.sigma = np.stack([table[m] for m in MOLECULES])  # (5, 52)
+        self.rayleigh_h2, self.rayleigh_he = table["Rayleigh_H2"], table["Rayleigh_He"]
+        self.cia_h2h2, self.cia_h2he = table["CIA_H2-H2"], table["CIA_H2-He"]
+        self.molar_mass = np.array([MOLAR_MASS[m] for m in MOLECULES])
+
+    def spectra(self, params, star_radius_m, planet_mass_kg) -> np.ndarray:
+        """(K, 52) transit depths (Rp_apparent / Rs)^2 for K parameter rows (the 7 targets in spec
+        order, clipped to the prior first as the official code does), the planet's star radius (m, as in
+        AuxillaryTable.csv) and planet mass (kg): scalars, or one value per row."""
+        from .metrics import clip_to_prior
+
+        p = clip_to_prior(_as_params(params))
+        star_radius_m = _positive_column("star_radius_m", star_radius_m, p.shape[0])
+        planet_mass_kg = _positive_column("planet_mass_kg", planet_mass_kg, p.shape[0])
+        r0 = p[:, 0:1] * RJUP
+        temp = np.maximum(p[:, 1:2], T_MIN)
+        mix = 10.0 ** p[:, 2:]                                    # (K, 5)
+        fill = 1.0 - mix.sum(axis=1, keepdims=True)
+        x_h2 = fill / (1.0 + HE_H2_RATIO)
+        x_he = fill - x_h2
+        mu = (mix @ self.molar_mass)[:, None] + x_h2 * MOLAR_MASS["H2"] + x_he * MOLAR_MASS["He"]
+        gravity = G_NEWTON * planet_mass_kg / r0 ** 2  # official: kg / 1.898e27 M_Jup, TauREx x MJUP
+        scale_height = K_BOLTZMANN * temp / (mu * AMU * gravity)
+        linear = mix @ self.sigma + x_h2 * self.rayleigh_h2 + x_he * self.rayleigh_he      # (K, 52)
+        quadratic = x_h2 ** 2 * self.cia_h2h2 + x_h2 * x_he * self.cia_h2he
+        chord = np.sqrt(np.pi * r0 * scale_height)
+        big_a = np.sqrt(2.0) * chord * linear
+        big_b = chord * quadratic
+        n_eq = 2.0 * TAU_EQ / (big_a + np.sqrt(big_a ** 2 + 4.0 * big_b * TAU_EQ))
+        n_surface = P_SURFACE / (K_BOLTZMANN * temp)
+        height = scale_height * np.clip(np.log(n_surface / n_eq), 0.0, np.log(P_SURFACE / P_TOP))
+        star_radius = star_radius_m / RSOL_AUX * RSOL_TAUREX
+        return ((r0 + height) / star_radius) ** 2
+
+
+class TaurexForwardModel:
+    """The official set-up (spec section 5) on TauREx 3: transmission model, isothermal, H2/He fill
+    (He/H2 0.17), 5 constant gases, absorption + Rayleigh + CIA (H2-H2, H2-He), 100 layers from 1e-5 to
+    1e6 Pa, binned onto the Ariel grid (returned in ascending wavelength like the builtin model).
+    Needs ``taurex`` importable and the organisers' cross-section and CIA folders."""
+
+    name = "taurex"
+
+    def __init__(self, opacity_path: str, cia_path: str):
+        try:
+            from taurex.binning import FluxBinner
+            from taurex.cache import CIACache, OpacityCache
+            from taurex.chemistry import ConstantGas, TaurexChemistry
+            from taurex.contributions import (AbsorptionContribution, CIAContribution,
+                                              RayleighContribution)
+            from taurex.model import TransmissionModel
+            from taurex.planet import Planet
+            from taurex.stellar import BlackbodyStar
+            from taurex.temperature import Isothermal
+        except ImportError as exc:
+            raise RuntimeError("forward_model: taurex is not installed (pip install taurex)") from exc
+        if not opacity_path or not cia_path:
+            raise RuntimeError("forward_model taurex needs taurex_opacity_path and taurex_cia_path")
+        OpacityCache().set_opacity_path(str(opacity_path))
+        CIACache().set_cia_path(str(cia_path))
+        chemistry = TaurexChemistry(fill_gases=["H2", "He"], ratio=HE_H2_RATIO)
+        for molecule in MOLECULES:
+            chemistry.addGas(ConstantGas(molecule, mix_ratio=1e-5))
+        self.model = TransmissionModel(planet=Planet(planet_radius=1, planet_mass=1),
+                                       temperature_profile=Isothermal(T=1000), chemistry=chemistry,
+                                       star=BlackbodyStar(radius=1), atm_min_pressure=P_TOP,
+                                       atm_max_pressure=P_SURFACE, nlayers=100)
+        self.model.add_contribution(AbsorptionContribution())
+        self.model.add_contribution(RayleighContribution())
+        self.model.add_contribution(CIAContribution(cia_pairs=["H2-H2", "H2-He"]))
+        self.model.build()
+        wavenumber = 1e4 / WAVELENGTH_UM
+        order = np.argsort(wavenumber)
+        self._order = order
+        self.binner = FluxBinner(wngrid=wavenumber[order], wngrid_width=(1e4 * WIDTH_UM / WAVELENGTH_UM ** 2)[order])
+
+    def spectra(self, params, star_radius_m: float, planet_mass_kg: float) -> np.ndarray:
+        from .metrics import clip_to_prior
+
+        p = clip_to_prior(_as_params(params))
+        self.model.star._radius = star_radius_m / RSOL_AUX * RSOL_TAUREX
+        self.model["planet_mass"] = planet_mass_kg / MJUP
+        out = np.empty((p.shape[0], N_BINS))
+        for k, row in enumerate(p):
+            self.model["planet_radius"] = row[0]
+            self.model["T"] = row[1]
+            for molecule, log_mix in zip(MOLECULES, row[2:]):
+                self.model[molecule] = 10.0 ** log_mix
+            binned = self.binner.bin_model(self.model.model())[1]  # ascending wavenumber
+            out[k, self._order] = binned
+        return out
+
+
+def make_forward_model(config: dict):
+    """The forward model named by task.yaml's ``forward_model``."""
+    kind = config.get("forward_model", "builtin")
+    if kind == "builtin":
+        return BuiltinForwardModel()
+    if kind == "taurex":
+        return TaurexForwardModel(config.get("taurex_opacity_path"), config.get("taurex_cia_path"))
+    raise ValueError(f"forward_model: unknown value {kind!r} (builtin or taurex)")

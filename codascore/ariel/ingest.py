@@ -1,0 +1,62 @@
+"""Ingestion of ``ariel.retrieval`` code submissions: run ``model.py``'s ``predict`` and write the HDF5 file.
+
+The participant's ``predict(spectra, noise, aux)`` gets the observed spectra (P x 52), their noise
+(P x 52) and the auxiliary table (pandas DataFrame: planet_ID, star_radius_m, planet_mass_kg) and returns
+``(traces, weights)``: per planet an M x 7 trace and M weights. It runs in a child process under
+task.yaml's ``time_limit``; the output is ``submission.hdf5`` in the official layout, exactly what a
+result submission holds, so the scorer validates both the same way.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..sandbox import ParticipantCodeError, TimeLimitExceeded, call_with_time_limit
+from ..task import ReferenceDataError, SubmissionError
+from . import io as ariel_io
+
+ENTRY_FILE = "model.py"
+
+
+def _run_predict(submission_dir: str, spectra, noise, aux):
+    """Child-process body: import the participant's model.py from its folder and call predict."""
+    import importlib.util
+    import os
+    import sys
+
+    os.chdir(submission_dir)
+    sys.path.insert(0, submission_dir)
+    spec = importlib.util.spec_from_file_location("model", os.path.join(submission_dir, ENTRY_FILE))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    if not hasattr(module, "predict"):
+        raise AttributeError(f"{ENTRY_FILE} defines no function predict(spectra, noise, aux)")
+    traces, weights = module.predict(spectra, noise, aux)
+    # Plain float arrays only cross the process boundary.
+    return ([np.asarray(t, dtype=np.float64) for t in traces], [np.asarray(w, dtype=np.float64) for w in weights])
+
+
+def ingest(input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
+    import pandas as pd
+
+    if not (submission_dir / ENTRY_FILE).is_file():
+        return  # a result submission: the compute worker copies its files itself
+    try:
+        with np.load(input_dir / "spectra.npz", allow_pickle=False) as archive:
+            spectra, noise = archive["spectra"], archive["noise"]
+        aux = pd.read_csv(input_dir / "AuxillaryTable.csv")
+    except (OSError, KeyError, ValueError) as exc:
+        raise ReferenceDataError(f"input data: cannot read spectra.npz / AuxillaryTable.csv ({exc})") from exc
+    try:
+        traces, weights = call_with_time_limit(_run_predict, (str(submission_dir.resolve()), spectra, noise, aux),
+                                               timeout=float(config["time_limit"]), label=f"{ENTRY_FILE} predict()")
+    except (TimeLimitExceeded, ParticipantCodeError) as exc:
+        raise SubmissionError(str(exc)) from exc
+    if len(traces) != len(spectra) or len(weights) != len(spectra):
+        raise SubmissionError(f"{ENTRY_FILE} predict() returned {len(traces)} traces and {len(weights)} weight "
+                              f"arrays for {len(spectra)} planets")
+    names = [ariel_io.planet_name(i) for i in range(len(spectra))]
+    output_dir.mkdir(parents=True, exist_ok=True)
+    ariel_io.write_posteriors_hdf5(output_dir / "submission.hdf5", names, traces, weights)

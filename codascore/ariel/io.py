@@ -1,0 +1,287 @@
+"""Readers, validators and writers of ADC2023 posterior files (HDF5 official layout, NPZ equivalent).
+
+Layout: one group per test planet, ``Planet_public{n}`` in planet order, each holding ``tracedata``
+(M x 7, spec target order) and ``weights`` (M). In an NPZ file the keys are ``Planet_public{n}/tracedata``
+and ``Planet_public{n}/weights``. Readers only read; :func:`validate_posteriors` checks every rule and
+names planet, dataset and index; nothing here computes a score.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import zipfile
+from pathlib import Path
+
+import numpy as np
+
+from ..task import Problems, SubmissionError
+from .metrics import N_TARGETS, SUM_TOLERANCE
+
+DATASETS = ("tracedata", "weights")
+HDF5_SUFFIXES = (".hdf5", ".h5")
+NPZ_SUFFIX = ".npz"
+#: Arrays larger than this many elements are refused before they are read (memory guard).
+MAX_ELEMENTS = 50_000_000
+
+
+@dataclasses.dataclass
+class Posteriors:
+    """Validated weighted samples, one per expected planet, in reference order."""
+
+    names: list[str]
+    traces: list[np.ndarray]
+    weights: list[np.ndarray]
+    warnings: list[str] = dataclasses.field(default_factory=list)
+
+
+def planet_name(index: int) -> str:
+    """Group name of the index-th test planet (0-based), as the official helper writes it."""
+    return f"Planet_public{index + 1}"
+
+
+# -------------------------------------------------------------------------------------------- finding
+def find_posterior_file(folder: Path) -> Path:
+    """The submission file in folder: ``submission.hdf5`` / ``submission.h5`` / ``submission.npz`` when
+    exactly one of these is present (code submissions also leave their own files beside it), else the
+    single *.hdf5 / *.h5 / *.npz file. SubmissionError when there is none or the choice is ambiguous."""
+    folder = Path(folder)
+    candidates = sorted(p for p in folder.iterdir() if p.is_file()
+                        and p.suffix.lower() in HDF5_SUFFIXES + (NPZ_SUFFIX,))
+    preferred = [p for p in candidates if p.stem == "submission"]
+    if len(preferred) == 1:
+        return preferred[0]
+    if not candidates:
+        present = sorted(p.name for p in folder.iterdir())[:10]
+        raise SubmissionError(f"no submission file: expected submission.hdf5 (or submission.npz) at the "
+                              f"top of the zip, found {present}")
+    if len(candidates) > 1:
+        names = [p.name for p in (preferred or candidates)]
+        raise SubmissionError(f"several submission files {names}: submit exactly one")
+    return candidates[0]
+
+
+# -------------------------------------------------------------------------------------------- reading
+def read_posterior_file(path: Path, only: set[str] | None = None) -> dict[str, dict[str, object]]:
+    """{group: {dataset: array or a string describing what was found instead}} from HDF5 or NPZ.
+    Groups not in ``only`` (when given) are listed with no datasets and never read.
+
+    Raises SubmissionError when the file cannot be opened at all."""
+    path = Path(path)
+    if path.suffix.lower() in HDF5_SUFFIXES:
+        return _read_hdf5(path, only)
+    return _read_npz(path, only)
+
+
+def _read_hdf5(path: Path, only: set[str] | None = None) -> dict:
+    try:
+        import h5py
+    except ImportError:
+        raise SubmissionError(f"{path.name}: HDF5 needs h5py, which this scorer lacks; submit submission.npz")
+    try:
+        handle = h5py.File(path, "r")
+    except OSError as exc:
+        raise SubmissionError(f"{path.name}: not a readable HDF5 file ({exc})")
+    groups: dict[str, dict[str, object]] = {}
+    with handle:
+        for name in handle:
+            if only is not None and name not in only:
+                groups[name] = {}
+                continue
+            # Links could make the scorer read other files (e.g. the reference): only hard links count.
+            if not isinstance(handle.get(name, getlink=True), h5py.HardLink):
+                groups[name] = {"": "is a soft or external link; only plain groups are accepted"}
+                continue
+            group = handle[name]
+            if not isinstance(group, h5py.Group):
+                groups[name] = {"": f"is a {type(group).__name__}, not a group"}
+                continue
+            entry: dict[str, object] = {}
+            for dataset in DATASETS:
+                if dataset not in group:
+                    continue
+                entry[dataset] = _read_dataset(h5py, group, dataset)
+            groups[name] = entry
+    return groups
+
+
+def _read_dataset(h5py, group, dataset: str):
+    """The dataset as float64, or a string saying why it is refused."""
+    if not isinstance(group.get(dataset, getlink=True), h5py.HardLink):
+        return "is a soft or external link; only plain datasets are accepted"
+    item = group[dataset]
+    if not isinstance(item, h5py.Dataset):
+        return "is not a dataset"
+    if item.external or item.is_virtual:
+        return "stores its data in other files; only self-contained datasets are accepted"
+    if item.size > MAX_ELEMENTS:
+        return f"has {item.size} elements, more than {MAX_ELEMENTS}"
+    if item.dtype.kind not in "fiu":
+        return f"has dtype {item.dtype}, not numbers"
+    return np.asarray(item[()], dtype=np.float64)
+
+
+def _read_npz(path: Path, only: set[str] | None = None) -> dict:
+    groups: dict[str, dict[str, object]] = {}
+    try:
+        archive = np.load(path, allow_pickle=False)
+    except (OSError, ValueError, zipfile.BadZipFile) as exc:
+        raise SubmissionError(f"{path.name}: not a readable NPZ file ({exc})")
+    with archive:
+        for key in archive.files:
+            group, _, dataset = key.rpartition("/")
+            entry = groups.setdefault(group or key, {})
+            if dataset not in DATASETS or not group or (only is not None and group not in only):
+                continue
+            if archive.zip.getinfo(key + ".npy").file_size > 8 * MAX_ELEMENTS + 4096:
+                entry[dataset] = f"is larger than {MAX_ELEMENTS} numbers"
+                continue
+            try:
+                value = archive[key]
+            except ValueError as exc:  # object arrays need pickle: refused
+                entry[dataset] = f"cannot be read without pickle ({exc})"
+                continue
+            if value.dtype.kind not in "fiu":
+                entry[dataset] = f"has dtype {value.dtype}, not numbers"
+            else:
+                entry[dataset] = value.astype(np.float64)
+    return groups
+
+
+# ----------------------------------------------------------------------------------------- validating
+def validate_posteriors(groups: dict, expected: list[str], file_label: str, min_samples: int = 1000,
+                        max_samples: int = 5000, sum_tolerance: float = 1e-5) -> Posteriors:
+    """Check every expected planet (shapes, finite values, weights >= 0 summing to 1, sample count) and
+    return them in expected order, weights renormalised when |sum - 1| is within sum_tolerance but above
+    the official scorer's sqrt(eps). Raises SubmissionError listing every problem."""
+    problems = Problems()
+    warnings: list[str] = []
+    traces, weights = [], []
+    renormalised = []
+    missing = [name for name in expected if name not in groups]
+    if missing:
+        shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+        problems.add(f"{file_label}: {len(missing)} planet group(s) missing: {shown} "
+                     f"(expected {expected[0]} ... {expected[-1]})")
+    extra = sorted(set(groups) - set(expected))
+    if extra:
+        warnings.append(f"{file_label}: {len(extra)} unexpected group(s) ignored: {', '.join(extra[:5])}"
+                        + (" ..." if len(extra) > 5 else ""))
+    for name in expected:
+        if name not in groups:
+            continue
+        entry = groups[name]
+        trace, w = entry.get("tracedata"), entry.get("weights")
+        ok = True
+        for dataset, value in (("tracedata", trace), ("weights", w)):
+            if "" in entry:
+                problems.add(f"{file_label}: {name} {entry['']}")
+                ok = False
+                break
+            if value is None:
+                problems.add(f"{file_label}: {name}/{dataset} is missing")
+                ok = False
+            elif isinstance(value, str):
+                problems.add(f"{file_label}: {name}/{dataset} {value}")
+                ok = False
+        if not ok:
+            continue
+        if trace.ndim != 2 or trace.shape[1] != N_TARGETS:
+            problems.add(f"{file_label}: {name}/tracedata has shape {trace.shape}, expected (M, {N_TARGETS})")
+            ok = False
+        if w.ndim != 1:
+            problems.add(f"{file_label}: {name}/weights has shape {w.shape}, expected (M,)")
+            ok = False
+        if not ok:
+            continue
+        m = trace.shape[0]
+        if w.shape[0] != m:
+            problems.add(f"{file_label}: {name}/weights has {w.shape[0]} values but {name}/tracedata has "
+                         f"{m} rows")
+            continue
+        if not min_samples <= m <= max_samples:
+            problems.add(f"{file_label}: {name}/tracedata has M = {m} samples; allowed "
+                         f"{min_samples} <= M <= {max_samples}")
+            ok = False
+        bad = np.argwhere(~np.isfinite(trace))
+        if bad.size:
+            i, j = bad[0]
+            problems.add(f"{file_label}: {name}/tracedata[{i}][{j}] = {trace[i, j]} is not finite"
+                         + (f" ({len(bad)} such values)" if len(bad) > 1 else ""))
+            ok = False
+        bad = np.flatnonzero(~np.isfinite(w))
+        if bad.size:
+            problems.add(f"{file_label}: {name}/weights[{bad[0]}] = {w[bad[0]]} is not finite"
+                         + (f" ({bad.size} such values)" if bad.size > 1 else ""))
+            ok = False
+        negative = np.flatnonzero(w < 0)
+        if negative.size:
+            problems.add(f"{file_label}: {name}/weights[{negative[0]}] = {float(w[negative[0]])!r} is negative"
+                         + (f" ({negative.size} such values)" if negative.size > 1 else ""))
+            ok = False
+        if not ok:
+            continue
+        total = float(np.sum(w))
+        if not abs(total - 1.0) <= sum_tolerance:
+            problems.add(f"{file_label}: {name}/weights sum to {total!r}, not 1 within {sum_tolerance:g}")
+            continue
+        if abs(total - 1.0) > SUM_TOLERANCE:
+            w = w / total
+            renormalised.append(name)
+        traces.append(trace)
+        weights.append(w)
+    problems.raise_if_any()
+    if renormalised:
+        warnings.append(f"{file_label}: weights of {len(renormalised)} planet(s) (first {renormalised[0]}) "
+                        f"summed to 1 only within {sum_tolerance:g}, not {SUM_TOLERANCE:.3g} as the official "
+                        "scorer requires; they were divided by their sum")
+    return Posteriors(list(expected), traces, weights, warnings)
+
+
+def load_posteriors(folder: Path, expected: list[str], min_samples: int = 1000, max_samples: int = 5000,
+                    sum_tolerance: float = 1e-5) -> Posteriors:
+    """Find, read and validate the single posterior file in folder."""
+    path = find_posterior_file(folder)
+    return validate_posteriors(read_posterior_file(path, set(expected)), expected, path.name, min_samples,
+                               max_samples, sum_tolerance)
+
+
+# -------------------------------------------------------------------------------------------- writing
+def write_posteriors_hdf5(path: Path, names, traces, weights) -> None:
+    """The official layout: group per planet with attribute ID = index, datasets tracedata, weights."""
+    import h5py
+
+    with h5py.File(path, "w") as handle:
+        for index, (name, trace, w) in enumerate(zip(names, traces, weights)):
+            group = handle.create_group(name)
+            group.attrs["ID"] = index
+            group.create_dataset("tracedata", data=np.asarray(trace, dtype=np.float64))
+            group.create_dataset("weights", data=np.asarray(w, dtype=np.float64))
+
+
+def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
+    """np.savez equivalent with fixed zip timestamps, so that generated files are byte-identical."""
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED) as archive:
+        for key, value in arrays.items():
+            buffer = io.BytesIO()
+            np.lib.format.write_array(buffer, np.asarray(value), allow_pickle=False)
+            info = zipfile.ZipInfo(key + ".npy", date_time=(1980, 1, 1, 0, 0, 0))
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, buffer.getvalue())
+
+
+def posteriors_npz_arrays(names, traces, weights) -> dict[str, np.ndarray]:
+    out = {}
+    for name, trace, w in zip(names, traces, weights):
+        out[f"{name}/tracedata"] = np.asarray(trace, dtype=np.float64)
+        out[f"{name}/weights"] = np.asarray(w, dtype=np.float64)
+    return out
+
+
+def hdf5_to_npz(source: Path, target: Path) -> None:
+    """Starting-kit converter: an official-layout HDF5 file to the equivalent NPZ (no validation)."""
+    groups = _read_hdf5(Path(source))
+    arrays = {f"{g}/{d}": v for g, entry in groups.items() for d, v in entry.items()
+              if isinstance(v, np.ndarray)}
+    write_npz(Path(target), arrays)
+

@@ -1,0 +1,220 @@
+"""Task ``ariel.retrieval``: ADC2023 final score = 0.8 mean posterior score + 0.2 mean spectral score.
+
+Reference folder (written by :mod:`codascore.ariel.generate`, or by an organiser from ADC2023 data):
+
+- ``task.yaml``: ``task: ariel.retrieval`` and the parameters of :attr:`ArielRetrieval.defaults`;
+- ``ground_truth.hdf5`` / ``.h5`` / ``.npz``: GT weighted samples, one group per scored planet;
+- ``planets.csv``: ``planet`` (group name, in scoring order), ``star_radius_m``, ``planet_mass_kg``,
+  ``in_spectral_subset`` (0/1); optional ``true_*`` columns (shown in the report only);
+- ``spectral_truth.npz`` (optional): GT quartile spectra frozen at build time, keys
+  ``<method>/q1|q2|q3`` (rows in spectral-subset order) and ``meta/*`` (seed, method settings, forward
+  model). Used when they match task.yaml; otherwise the GT side is computed at scoring time.
+
+Random draws (one legacy RandomState(seed), spec section 2): for each planet, posterior(submission)
+then posterior(GT); then for each spectral planet, spectral(submission) then spectral(GT).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import numpy as np
+
+from ..task import ReferenceDataError, Result, Section, SubmissionError, Task
+from . import io as ariel_io
+from .metrics import (TARGETS, final_score, posterior_exact_target_scores,
+                      posterior_target_scores_batch, spectral_score)
+from .summaries import median_and_bound, posterior_spectra, spectral_quartiles
+
+GT_STEMS = ("ground_truth.hdf5", "ground_truth.h5", "ground_truth.npz")
+FROZEN_KEYS = ("seed", "spectral_samples", "argsort_compat", "forward_model")
+
+
+@dataclasses.dataclass
+class ArielReference:
+    names: list[str]
+    gt: ariel_io.Posteriors
+    planets: "object"  # pandas.DataFrame, one row per planet in scoring order
+    spectral_index: list[int]  # positions (in names) of the spectral-subset planets
+    frozen: dict | None  # {"q1","q2","q3": (S, 52)} matching the config, or None
+
+
+@dataclasses.dataclass
+class ArielSubmission:
+    posteriors: ariel_io.Posteriors
+    # filled by score() for the report: per spectral planet (q1, q2, q3) of both sides
+    spectral_views: dict = dataclasses.field(default_factory=dict)
+
+
+class ArielRetrieval(Task):
+    name = "ariel.retrieval"
+    title = "Ariel Data Challenge 2023: atmospheric retrieval (posterior + spectral score)"
+    score_keys = ("score", "posterior_score", "spectral_score", "posterior_exact")
+    result_files = ("submission.hdf5", "submission.npz", "*.hdf5", "*.h5", "*.npz")
+    has_ingestion = True
+    defaults = {
+        "seed": 0,                       # legacy RandomState seed of every resampling draw
+        "posterior_weight": 0.8,         # beta: final = beta posterior + (1 - beta) spectral
+        "min_samples": 1000,             # 1000 <= M <= 5000 (ADC2023 notebook)
+        "max_samples": 5000,
+        "weight_sum_tolerance": 1e-5,    # reject above; renormalise between sqrt(eps) and this
+        "spectral_method": "quantiles",  # quantiles | official (ADC2023 row selection)
+        "spectral_samples": 256,         # K rows per side in the quantiles method
+        "argsort_compat": "numpy123",    # official method's tie order: numpy123 | stable
+        "forward_model": "builtin",      # builtin | taurex
+        "taurex_opacity_path": None,
+        "taurex_cia_path": None,
+        "time_limit": 600,               # seconds for a code submission's predict()
+    }
+
+    def load_config(self, raw: dict) -> dict:
+        config = super().load_config(raw)
+        choices = {"spectral_method": ("quantiles", "official"), "argsort_compat": ("numpy123", "stable"),
+                   "forward_model": ("builtin", "taurex")}
+        for key, allowed in choices.items():
+            if config[key] not in allowed:
+                raise ReferenceDataError(f"task.yaml: {key} = {config[key]!r}, expected one of {allowed}")
+        if not 0 <= float(config["posterior_weight"]) <= 1:
+            raise ReferenceDataError(f"task.yaml: posterior_weight = {config['posterior_weight']!r} not in [0, 1]")
+        if not 1 <= int(config["min_samples"]) <= int(config["max_samples"]):
+            raise ReferenceDataError("task.yaml: need 1 <= min_samples <= max_samples")
+        if int(config["spectral_samples"]) < 2:
+            raise ReferenceDataError("task.yaml: spectral_samples must be at least 2")
+        return config
+
+    # ------------------------------------------------------------------------------------- reference
+    def load_reference(self, ref_dir: Path, config: dict) -> ArielReference:
+        import pandas as pd
+
+        ref_dir = Path(ref_dir)
+        planets_path = ref_dir / "planets.csv"
+        if not planets_path.is_file():
+            raise ReferenceDataError("reference data: planets.csv is missing")
+        planets = pd.read_csv(planets_path)
+        for column in ("planet", "star_radius_m", "planet_mass_kg", "in_spectral_subset"):
+            if column not in planets.columns:
+                raise ReferenceDataError(f"reference planets.csv: column {column!r} is missing")
+        names = [str(n) for n in planets["planet"]]
+        if len(set(names)) != len(names) or not names:
+            raise ReferenceDataError("reference planets.csv: planet names must be unique and non-empty")
+        gt_path = next((ref_dir / stem for stem in GT_STEMS if (ref_dir / stem).is_file()), None)
+        if gt_path is None:
+            raise ReferenceDataError(f"reference data: none of {GT_STEMS} found")
+        try:
+            # The GT obeys the official scorer's rules (any M, weights summing to 1), not the M limits.
+            gt = ariel_io.validate_posteriors(ariel_io.read_posterior_file(gt_path, set(names)), names, gt_path.name,
+                                              1, 10 ** 9, float(config["weight_sum_tolerance"]))
+        except SubmissionError as exc:
+            raise ReferenceDataError(f"reference ground truth is invalid: {exc}") from exc
+        spectral_index = [i for i, flag in enumerate(planets["in_spectral_subset"]) if int(flag)]
+        return ArielReference(names, gt, planets, spectral_index,
+                              _frozen_summaries(ref_dir / "spectral_truth.npz", config, len(spectral_index)))
+
+    # ------------------------------------------------------------------------------------ submission
+    def load_submission(self, res_dir: Path, reference: ArielReference, config: dict) -> ArielSubmission:
+        posteriors = ariel_io.load_posteriors(Path(res_dir), reference.names, int(config["min_samples"]),
+                                              int(config["max_samples"]),
+                                              float(config["weight_sum_tolerance"]))
+        return ArielSubmission(posteriors)
+
+    # --------------------------------------------------------------------------------------- scoring
+    def score(self, reference: ArielReference, submission: ArielSubmission, config: dict) -> Result:
+        from .forward import make_forward_model
+
+        sub, gt = submission.posteriors, reference.gt
+        rng = np.random.RandomState(int(config["seed"]))
+        per_target = posterior_target_scores_batch(sub.traces, sub.weights, gt.traces, gt.weights, rng)
+        exact = np.array([posterior_exact_target_scores(t, w, g, gw) for t, w, g, gw in
+                          zip(sub.traces, sub.weights, gt.traces, gt.weights)])
+        posterior = per_target.mean(axis=1)
+        spectral = {}
+        if reference.spectral_index:
+            forward_model = make_forward_model(config)
+            for row, p in enumerate(reference.spectral_index):
+                u_sub, u_gt = rng.random_sample(), rng.random_sample()
+                aux = reference.planets.iloc[p]
+                sub_q = spectral_quartiles(_spectra(forward_model, sub.traces[p], sub.weights[p], aux, u_sub,
+                                                    config))
+                if reference.frozen is not None:
+                    gt_q = tuple(reference.frozen[k][row] for k in ("q1", "q2", "q3"))
+                else:
+                    gt_q = spectral_quartiles(_spectra(forward_model, gt.traces[p], gt.weights[p], aux, u_gt,
+                                                       config))
+                spectral[p] = spectral_score(*median_and_bound(*sub_q), *median_and_bound(*gt_q))
+                submission.spectral_views[p] = (sub_q, gt_q)
+        posterior_mean = float(posterior.mean())
+        spectral_mean = float(np.mean(list(spectral.values()))) if spectral else None
+        beta = float(config["posterior_weight"])
+        scores = {
+            "score": final_score(posterior_mean, spectral_mean, beta) if spectral else posterior_mean,
+            "posterior_score": posterior_mean,
+            "posterior_exact": float(exact.mean()),
+        }
+        if spectral_mean is not None:
+            scores["spectral_score"] = spectral_mean
+        instances = []
+        for p, name in enumerate(reference.names):
+            record = {"id": name, "posterior": float(posterior[p]), "posterior_exact": float(exact[p].mean()),
+                      "M": int(sub.traces[p].shape[0])}
+            record.update({f"posterior_{t}": float(s) for t, s in zip(TARGETS, per_target[p])})
+            if p in spectral:
+                record["spectral"] = float(spectral[p])
+            instances.append(record)
+        warnings = list(sub.warnings)
+        if not spectral:
+            warnings.append("no spectral-subset planet in the reference: score = posterior score")
+        details = {"per_target_posterior": dict(zip(TARGETS, per_target.mean(axis=0).tolist())),
+                   "settings": {k: config[k] for k in ("seed", "spectral_method", "spectral_samples",
+                                                       "argsort_compat", "forward_model")},
+                   "spectral_ground_truth": "frozen" if reference.frozen is not None else "computed"}
+        return Result(scores=scores, instances=instances, warnings=warnings, details=details)
+
+    def report(self, result, reference, submission, config) -> list[Section]:
+        from .report import report_sections
+
+        return report_sections(result, reference, submission)
+
+    # ---------------------------------------------------------------------- generation and ingestion
+    def generate(self, root: Path, config: dict, progress=print) -> None:
+        from .generate import generate_demo
+
+        generate_demo(Path(root), self, config, progress)
+
+    def ingest(self, input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
+        from .ingest import ingest
+
+        ingest(Path(input_dir), Path(output_dir), Path(submission_dir), config)
+
+
+def _spectra(forward_model, trace, weights, aux, u, config):
+    return posterior_spectra(forward_model, trace, weights, float(aux["star_radius_m"]),
+                             float(aux["planet_mass_kg"]), u, config["spectral_method"],
+                             int(config["spectral_samples"]), config["argsort_compat"])
+
+
+def frozen_meta(config: dict) -> dict:
+    """The settings GT quartile spectra depend on (stored beside them, compared at scoring time)."""
+    return {key: config[key] for key in FROZEN_KEYS}
+
+
+def _frozen_summaries(path: Path, config: dict, n_spectral: int) -> dict | None:
+    if not path.is_file():
+        return None
+    with np.load(path, allow_pickle=False) as archive:
+        stored = {key: archive[key] for key in archive.files}
+    meta = {key[len("meta/"):]: stored[key].item() for key in stored if key.startswith("meta/")}
+    wanted = frozen_meta(config)
+    if {k: str(v) for k, v in meta.items()} != {k: str(v) for k, v in wanted.items()}:
+        return None
+    method = config["spectral_method"]
+    try:
+        frozen = {k: stored[f"{method}/{k}"] for k in ("q1", "q2", "q3")}
+    except KeyError:
+        return None
+    if any(v.shape[0] != n_spectral for v in frozen.values()):
+        raise ReferenceDataError(f"{path.name}: {method} spectra do not match the spectral subset size")
+    return frozen
+
+
+TASKS = {ArielRetrieval.name: ArielRetrieval()}

@@ -1,0 +1,83 @@
+"""``codascore srbench ...``: organiser commands of the SRBench family.
+
+``codascore srbench rank RESULTS...`` computes the all-against-all final ranking of spec §4 (the 2022
+procedure, with the real pool of participants) from the details.json files the scorer wrote for each
+submission (the method is named after the folder holding details.json, or its ``--names``), or from CSV
+files with one row per run (algorithm, dataset, run, r2_test, simplicity, property).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+
+def register(subparsers) -> None:
+    family = subparsers.add_parser("srbench", help="SRBench 2022 organiser tools")
+    commands = family.add_subparsers(dest="srbench_command", required=True)
+    rank = commands.add_parser("rank", help="rank all methods against each other (spec §4)")
+    rank.add_argument("results", nargs="+", help="details.json files of scored submissions, or per-run CSVs")
+    rank.add_argument("--names", nargs="*", help="method names for the details.json files, in order")
+    rank.add_argument("--aggregate", choices=("median", "mean"), default="median",
+                      help="per-dataset aggregate over runs: median (written rules, default) or mean (2022 code)")
+    rank.add_argument("--profile", choices=("seed", "official2022"), default=None,
+                      help="missing-value rules (default: official2022 with mean, seed with median)")
+    rank.add_argument("--per-dataset", help="also write the per-dataset ranks to this CSV")
+    rank.add_argument("--out", help="write the final ranking to this CSV (default: print it)")
+    rank.set_defaults(func=cmd_rank)
+
+
+def details_rows(path: Path, algorithm: str) -> list[dict]:
+    """Per-run rows of one submission from the details.json its scoring wrote."""
+    from .evaluation import run_rows
+
+    data = json.loads(Path(path).read_text())
+    records = []
+    for instance in data.get("instances", []):
+        dataset, seed = str(instance["id"]).rsplit("/", 1)
+        records.append({**instance, "dataset": dataset, "seed": int(seed)})
+    if not records:
+        raise ValueError(f"{path}: no per-run instances (is it a details.json of srbench.synthetic?)")
+    seeds = {}
+    for record in records:
+        seeds.setdefault(record["dataset"], set()).add(record["seed"])
+    order = {dataset: sorted(values) for dataset, values in seeds.items()}
+    return run_rows(records, algorithm, order, "worst")
+
+
+def load_results(paths: list[str], names: list[str] | None):
+    import pandas as pd
+
+    frames = []
+    json_paths = [Path(p) for p in paths if p.endswith(".json")]
+    if names and len(names) != len(json_paths):
+        raise ValueError(f"--names has {len(names)} names for {len(json_paths)} details.json files")
+    json_index = 0
+    for path in map(Path, paths):
+        if path.suffix == ".json":
+            name = names[json_index] if names else path.resolve().parent.name
+            json_index += 1
+            frames.append(pd.DataFrame(details_rows(path, name)))
+        else:
+            frames.append(pd.read_csv(path))
+    return pd.concat(frames, ignore_index=True)
+
+
+def cmd_rank(args) -> int:
+    from .ranking import final_scores, rank_per_dataset
+
+    try:
+        results = load_results(args.results, args.names)
+        per_dataset = rank_per_dataset(results, aggregate=args.aggregate, profile=args.profile)
+    except (OSError, ValueError, KeyError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    final = final_scores(per_dataset)
+    if args.per_dataset:
+        per_dataset.to_csv(args.per_dataset, index=False)
+    if args.out:
+        final.to_csv(args.out)
+    else:
+        print(final.to_string(float_format=lambda v: f"{v:.4f}"))
+    return 0

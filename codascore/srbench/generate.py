@@ -1,0 +1,207 @@
+"""Reference data, input data and sample submissions of the SRBench tasks (``codascore reference``).
+
+Everything is drawn from fixed seeds and written in a fixed order, so the files are identical on every
+run. The reference pool is scored here by the same code that scores submissions.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import yaml
+
+from . import io
+from .baselines import INJECTION_CORPUS, constant_model, linear_model, polynomial_model
+from .datasets import DATA_SEEDS, SYNTHETIC_DATASETS, make_synthetic
+
+#: Reference pool of the synthetic track: baseline methods shipped with the reference data (spec §5).
+POOL_METHODS = ("oracle", "linear_regression", "constant_mean")
+
+REGRESSOR_SAMPLE = '''"""Sample code submission: ordinary least squares, returned as a model string.
+
+The ingestion program imports this file, fits a fresh copy of ``est`` on each training set
+(X is a pandas DataFrame whose columns are the dataset's feature names) and calls ``model(est, X)``,
+which must return a sympy-compatible string over those names (use ** for powers).
+"""
+
+from sklearn.linear_model import LinearRegression
+
+est = LinearRegression()
+
+
+def model(est, X=None):
+    names = list(X.columns)
+    terms = [f"{est.intercept_:.6g}"] + [f"{w:.6g}*{name}" for w, name in zip(est.coef_, names)]
+    return " + ".join(terms)
+'''
+
+
+def write_yaml(path: Path, data: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
+def _clean(folder: Path) -> Path:
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    return folder
+
+
+def generate_synthetic(root: Path, task, config: dict, progress=print) -> None:
+    from .evaluation import DatasetSpec, RunData, run_rows, score_methods
+    from .synthetic import write_pool
+
+    name = task.name
+    ref = _clean(root / "reference_data" / name)
+    inp = _clean(root / "input_data" / name)
+    samples = root / "sample_submissions" / name
+    max_rows = int(config.get("max_rows") or 0) or None
+    specs, data, baselines = {}, {}, {method: {} for method in ("oracle", "linear_regression", "constant_mean",
+                                                                "polynomial")}
+    datasets = list(config.get("datasets") or SYNTHETIC_DATASETS)
+    seeds = [int(s) for s in (config.get("seeds") or DATA_SEEDS)]
+    for dataset in datasets:
+        for seed in seeds:
+            d = make_synthetic(dataset, seed, max_rows)
+            specs[dataset] = DatasetSpec(dataset, d.feature_names, d.property, d.truth, d.bad_features)
+            io.write_table(inp / "train" / dataset / f"{seed}.csv", d.feature_names, d.X_train, d.y_train)
+            io.write_table(ref / "test" / dataset / f"{seed}.csv", d.feature_names, d.X_test, d.y_test)
+            data[(dataset, seed)] = RunData(seed, d.X_test, d.y_test)
+            baselines["oracle"][(dataset, seed)] = d.truth
+            baselines["linear_regression"][(dataset, seed)] = linear_model(d.feature_names, d.X_train, d.y_train)
+            baselines["constant_mean"][(dataset, seed)] = constant_model(d.y_train)
+            baselines["polynomial"][(dataset, seed)] = polynomial_model(d.feature_names, d.X_train, d.y_train)
+        progress(f"{name}: generated {dataset} ({len(seeds)} seeds)")
+    meta = {"seeds": seeds, "datasets": [
+        {"name": s.name, "feature_names": s.feature_names, "property": s.property, "truth": s.truth,
+         "bad_features": s.bad_features} for s in specs.values()]}
+    (ref / "datasets.json").write_text(json.dumps(meta, indent=1) + "\n")
+    public = {"seeds": seeds, "datasets": [
+        {"name": s.name, "feature_names": s.feature_names} for s in specs.values()]}
+    (inp / "datasets.json").write_text(json.dumps(public, indent=1) + "\n")
+
+    seeds_order = {d: seeds for d in specs}
+    scored = score_methods({method: baselines[method] for method in POOL_METHODS}, specs, data,
+                           float(config["simplify_time_limit"]), float(config["model_time_limit"]),
+                           workers=int(config["workers"]) or None,
+                           progress_label=f"{name}: scoring the reference pool")
+    pool = [row for method in POOL_METHODS
+            for row in run_rows(scored[method], method, seeds_order, config["nonfinite_predictions"])]
+    write_pool(ref / "pool.csv", pool)
+    generation_only = ("max_rows", "datasets", "seeds")
+    write_yaml(ref / "task.yaml", {"task": name, **{k: v for k, v in config.items() if k not in generation_only}})
+    write_yaml(inp / "task.yaml", {"task": name, "fit_time_limit": config["fit_time_limit"],
+                                   "workers": config["workers"], "max_length": config["max_length"]})
+
+    _write_common_samples(samples, baselines["linear_regression"], baselines["polynomial"])
+    io.write_models(samples / "true_formulas", baselines["oracle"])
+    progress(f"{name}: reference data, input data and {len(list(samples.iterdir()))} samples written")
+
+
+def write_injection_sample(folder: Path, models: dict) -> None:
+    """The true formulas with injection attempts in place of some of them: must be refused (exit 1)."""
+    attacked = dict(models)
+    for key, attack in zip(sorted(attacked), INJECTION_CORPUS):
+        attacked[key] = attack.replace("x1", "x") if key[0].startswith("extrapolation") else attack
+    io.write_models(folder, attacked)
+
+
+def _write_code_sample(samples: Path) -> None:
+    code = samples / "code_linear_regression"
+    code.mkdir(parents=True)
+    (code / "regressor.py").write_text(REGRESSOR_SAMPLE)
+
+
+def _write_common_samples(samples: Path, linear: dict, polynomial: dict) -> None:
+    _clean(samples)
+    io.write_models(samples / "linear_regression", linear)
+    io.write_models(samples / "polynomial", polynomial)
+    write_injection_sample(samples / "invalid_injection", linear)
+    _write_code_sample(samples)
+
+
+def generate_qualification(root: Path, task, config: dict, progress=print) -> None:
+    """Stand-in datasets (Friedman problems, PMLB's fri_* family) split as the 2022 stage 0 split PMLB."""
+    from sklearn.model_selection import train_test_split
+
+    from .datasets import QUALIFICATION_SEEDS, make_qualification
+
+    name = task.name
+    ref, inp = _clean(root / "reference_data" / name), _clean(root / "input_data" / name)
+    entries, public, linear, polynomial = [], [], {}, {}
+    for index in range(3):
+        dataset = f"friedman{index + 1}_standin"
+        columns, X, y = make_qualification(index, seed=20220601 + index)
+        io.write_table(ref / "data" / f"{dataset}.csv", columns, X, y, target="target")
+        entries.append({"name": dataset, "path": f"data/{dataset}.csv", "target": "target"})
+        public.append({"name": dataset, "feature_names": columns})
+        for seed in QUALIFICATION_SEEDS:
+            X_tr, _, y_tr, _ = train_test_split(X, y, train_size=float(config["train_size"]), random_state=seed)
+            io.write_table(inp / "train" / dataset / f"{seed}.csv", columns, X_tr, y_tr)
+            linear[(dataset, seed)] = linear_model(columns, X_tr, y_tr)
+            polynomial[(dataset, seed)] = polynomial_model(columns, X_tr, y_tr)
+    seeds = list(QUALIFICATION_SEEDS)
+    (ref / "datasets.json").write_text(json.dumps({"seeds": seeds, "datasets": entries}, indent=1) + "\n")
+    (inp / "datasets.json").write_text(json.dumps({"seeds": seeds, "datasets": public}, indent=1) + "\n")
+    write_yaml(ref / "task.yaml", {"task": name, **config})
+    write_yaml(inp / "task.yaml", {"task": name, "fit_time_limit": config["fit_time_limit"],
+                                   "workers": config["workers"], "max_length": config["max_length"]})
+    _write_common_samples(root / "sample_submissions" / name, linear, polynomial)
+    progress(f"{name}: reference data, input data and samples written")
+
+
+REALWORLD_SEEDS = (24305, 8356, 16130, 24399, 2804, 32373, 25941, 8068, 32163, 19397)
+REALWORLD_FEATURES = ["vax_first_dose", "vax_complete", "mask_mandate", "school_closed", "travel_limits",
+                      "lag14_value", "delta7_value", "tests_per_100k"]
+#: Placeholder trust scores of the demo (the real ones come from the organiser's expert, spec §8).
+DEMO_TRUST = {"constant_mean": 1, "linear_regression": 2, "polynomial": 3, "submission": 3}
+
+
+def generate_realworld(root: Path, task, config: dict, progress=print) -> None:
+    """Stand-in real-world data (three targets over eight named features; the 2022 data are New York
+    State COVID-19 series) and a reference pool of baselines with placeholder expert trust scores."""
+    import numpy as np
+
+    from .evaluation import DatasetSpec, RunData, run_rows, score_methods
+    from .synthetic import write_pool
+
+    name = task.name
+    ref, inp = _clean(root / "reference_data" / name), _clean(root / "input_data" / name)
+    rng = np.random.default_rng(20220701)
+    max_rows = int(config.get("max_rows") or 0) or None
+    specs, data, baselines = {}, {}, {m: {} for m in ("linear_regression", "constant_mean", "polynomial")}
+    for scale, dataset in ((1.0, "value_cases"), (0.1, "value_hosp"), (0.01, "value_deaths")):
+        X = rng.uniform(0, 1, (665, len(REALWORLD_FEATURES)))
+        y = scale * (1000 * X[:, 5] * (1 - 0.5 * X[:, 1]) + 200 * X[:, 6] ** 2 - 150 * X[:, 2] * X[:, 3]
+                     + rng.normal(0, 30, 665))
+        n_train, n_test = (420, 245) if not max_rows else (min(420, max_rows), min(245, max_rows))
+        X_tr, y_tr, X_te, y_te = X[:n_train], y[:n_train], X[420:420 + n_test], y[420:420 + n_test]
+        specs[dataset] = DatasetSpec(dataset, REALWORLD_FEATURES, "none")
+        io.write_table(ref / "test" / f"{dataset}.csv", REALWORLD_FEATURES, X_te, y_te)
+        for seed in REALWORLD_SEEDS:
+            io.write_table(inp / "train" / dataset / f"{seed}.csv", REALWORLD_FEATURES, X_tr, y_tr)
+            data[(dataset, seed)] = RunData(seed, X_te, y_te)
+            baselines["linear_regression"][(dataset, seed)] = linear_model(REALWORLD_FEATURES, X_tr, y_tr)
+            baselines["constant_mean"][(dataset, seed)] = constant_model(y_tr)
+            baselines["polynomial"][(dataset, seed)] = polynomial_model(REALWORLD_FEATURES, X_tr, y_tr)
+    seeds = list(REALWORLD_SEEDS)
+    meta = {"seeds": seeds, "datasets": [{"name": d, "feature_names": REALWORLD_FEATURES} for d in specs]}
+    (ref / "datasets.json").write_text(json.dumps(meta, indent=1) + "\n")
+    (inp / "datasets.json").write_text(json.dumps(meta, indent=1) + "\n")
+    scored = score_methods(baselines, specs, data, float(config["simplify_time_limit"]),
+                           float(config["model_time_limit"]), workers=int(config["workers"]) or None,
+                           progress_label=None, simplify=False)
+    order = {d: seeds for d in specs}
+    write_pool(ref / "pool.csv", [row for method in baselines
+                                  for row in run_rows(scored[method], method, order, "worst")])
+    lines = ["task,method,trust"] + [f"{d},{m},{t}" for d in specs for m, t in DEMO_TRUST.items()]
+    (ref / "expert.csv").write_text("\n".join(lines) + "\n")
+    write_yaml(ref / "task.yaml", {"task": name, **{k: v for k, v in config.items() if k != "max_rows"}})
+    write_yaml(inp / "task.yaml", {"task": name, "fit_time_limit": config["fit_time_limit"],
+                                   "workers": config["workers"], "max_length": config["max_length"]})
+    _write_common_samples(root / "sample_submissions" / name, baselines["linear_regression"],
+                          baselines["polynomial"])
+    progress(f"{name}: reference data, input data and samples written")

@@ -1,0 +1,135 @@
+"""Readers and writers of the SRBench files: models.json (submissions), datasets.json, data CSVs and the
+reference pool. Readers validate and name file, key and value in every error; they compute no score."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+
+from ..task import Problems, ReferenceDataError, SubmissionError
+from .expressions import ModelSyntaxError, check_model
+
+MODELS_FILE = "models.json"
+
+
+def run_key(dataset: str, seed: int) -> str:
+    """The key of one run in models.json: ``"<dataset>/<seed>"`` (spec §6.2)."""
+    return f"{dataset}/{seed}"
+
+
+def read_models(res_dir: Path, expected: dict, feature_names: dict, max_length: int,
+                invalid_models: str = "reject") -> tuple[dict, dict, list[str]]:
+    """Read and validate models.json.
+
+    Format (spec §6.2): a JSON object ``{"<dataset>/<seed>": "<model string>", ...}``; the list form
+    ``[{"dataset": ..., "seed": ..., "model": ...}, ...]`` is accepted too.
+    expected: {key: (dataset, seed)} of every run; feature_names: {dataset: [columns]}.
+    invalid_models: "reject" lists every string that fails the whitelist as a SubmissionError;
+    "fail_run" counts such runs as failed (returned in the second dict with the reason).
+    Returns (models {(dataset, seed): text}, invalid {(dataset, seed): reason}, warnings).
+    """
+    path = Path(res_dir) / MODELS_FILE
+    if not path.is_file():
+        raise SubmissionError(f"{MODELS_FILE}: file missing from the submission (expected at the zip's root)")
+    try:
+        data = json.loads(path.read_bytes())
+    except UnicodeDecodeError as exc:
+        raise SubmissionError(f"{MODELS_FILE}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    except json.JSONDecodeError as exc:
+        raise SubmissionError(f"{MODELS_FILE}: not valid JSON: {exc.msg} at line {exc.lineno} "
+                              f"column {exc.colno}") from None
+    except RecursionError:
+        raise SubmissionError(f"{MODELS_FILE}: JSON nested too deeply") from None
+    problems = Problems()
+    entries = _entries(data, problems)
+    models, invalid = {}, {}
+    for key, text in entries:
+        if key not in expected:
+            problems.add(f"{MODELS_FILE}: unknown run {key[:80]!r} (expected keys such as "
+                         f"{next(iter(expected))!r}; see the starting kit's list)")
+            continue
+        dataset, seed = expected[key]
+        if (dataset, seed) in models or (dataset, seed) in invalid:
+            problems.add(f"{MODELS_FILE}: run {key!r} appears twice")
+            continue
+        if not isinstance(text, str):
+            problems.add(f"{MODELS_FILE}: {key}: the model must be a string, found {json.dumps(text)[:40]}")
+            continue
+        try:
+            check_model(text, feature_names[dataset], strict=True, max_length=max_length)
+        except ModelSyntaxError as exc:
+            if invalid_models == "reject":
+                problems.add(f"{MODELS_FILE}: {key}: {exc}")
+            else:
+                invalid[(dataset, seed)] = f"invalid model: {exc}"
+            continue
+        models[(dataset, seed)] = text
+    problems.raise_if_any()
+    warnings = []
+    missing = [key for key, run in expected.items() if run not in models and run not in invalid]
+    if missing:
+        warnings.append(f"{MODELS_FILE}: {len(missing)} of {len(expected)} runs have no model and count as "
+                        f"failed (first: {', '.join(missing[:5])})")
+    if not models and not invalid:
+        raise SubmissionError(f"{MODELS_FILE}: no model for any of the {len(expected)} runs")
+    return models, invalid, warnings
+
+
+def _entries(data, problems: Problems) -> list[tuple[str, object]]:
+    if isinstance(data, dict):
+        return list(data.items())
+    if isinstance(data, list):
+        entries = []
+        for index, item in enumerate(data):
+            if not isinstance(item, dict) or not {"dataset", "seed", "model"} <= set(item):
+                problems.add(f"{MODELS_FILE}: item [{index}] must be an object with dataset, seed and model")
+                continue
+            entries.append((f"{item['dataset']}/{item['seed']}", item["model"]))
+        return entries
+    raise SubmissionError(f"{MODELS_FILE}: expected a JSON object {{\"<dataset>/<seed>\": \"<model>\"}}, "
+                          f"found {type(data).__name__}")
+
+
+def write_models(folder: Path, models: dict) -> None:
+    """models.json from {(dataset, seed): text}, keys in a stable order (deterministic bytes)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data = {run_key(dataset, seed): text for (dataset, seed), text in sorted(models.items())}
+    (folder / MODELS_FILE).write_text(json.dumps(data, indent=1) + "\n")
+
+
+def write_table(path: Path, feature_names: list[str], X: np.ndarray, y: np.ndarray, target: str = "y") -> None:
+    """A CSV with the feature columns then the target (12 significant digits: deterministic, compact)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    lines = [",".join([*feature_names, target])]
+    lines += [",".join(f"{v:.12g}" for v in row) for row in np.column_stack([X, y])]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def read_table(path: Path, feature_names: list[str], target: str = "y") -> tuple[np.ndarray, np.ndarray]:
+    """(X, y) from a data CSV whose header must be exactly the feature names then the target."""
+    import pandas as pd
+
+    try:
+        frame = pd.read_csv(path)
+    except (OSError, ValueError) as exc:
+        raise ReferenceDataError(f"{path.name}: cannot be read: {exc}") from None
+    expected = [*feature_names, target]
+    if list(frame.columns) != expected:
+        raise ReferenceDataError(f"{path}: columns {list(frame.columns)[:8]} differ from {expected[:8]}")
+    values = frame.to_numpy(dtype=float)
+    if not np.all(np.isfinite(values)):
+        row = int(np.argwhere(~np.isfinite(values))[0][0])
+        raise ReferenceDataError(f"{path}: row {row} holds a non-finite value")
+    return values[:, :-1], values[:, -1]
+
+
+def read_json(path: Path, what: str):
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise ReferenceDataError(f"{what} {Path(path).name}: cannot be read: {exc}") from None
+
+
+__all__ = ["MODELS_FILE", "run_key", "read_models", "write_models", "write_table", "read_table", "read_json"]

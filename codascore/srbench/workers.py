@@ -1,0 +1,205 @@
+"""Run many small jobs in parallel worker processes, each job under a hard time limit.
+
+Scoring one model can get stuck inside sympy (in C code, or in a loop that swallows the alarm). The
+in-process SIGALRM limit of metrics.time_limit handles the common case; this pool is the backstop: a
+worker still busy on one job past ``time_limit`` seconds is killed (SIGKILL, by its own pid) and replaced,
+the job is reported as timed out, and the run carries on with the others.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import multiprocessing
+import os
+import signal
+import sys
+import time
+import traceback
+from multiprocessing.connection import wait
+from typing import Any, Callable, Sequence
+
+#: Address-space limit of a worker (bytes); a memory bomb fails the job instead of the machine.
+WORKER_MEMORY_LIMIT = 4 * 1024**3
+#: Largest reply a worker may send (bytes).
+MAX_REPLY_BYTES = 64 * 1024**2
+
+
+@dataclasses.dataclass
+class Outcome:
+    """What happened to one job: status "ok" (value holds the result, as plain JSON data), "error" or
+    "timeout" (message)."""
+
+    status: str
+    value: Any = None
+    message: str = ""
+    seconds: float = 0.0
+
+
+def default_workers() -> int:
+    """All cores this process may use."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+def _worker_main(conn, func: Callable, memory_limit: int | None) -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent decides when workers stop
+    try:
+        os.setsid()  # own process group: anything a job starts dies with the worker
+    except OSError:
+        pass
+    if memory_limit:
+        try:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+        except (ImportError, ValueError, OSError):
+            pass
+    while True:
+        try:
+            job = conn.recv()
+        except EOFError:
+            return
+        if job is None:
+            return
+        index, args = job
+        try:
+            reply = [index, "ok", func(*args), ""]
+        except BaseException as exc:  # report any failure of one job; the worker keeps serving
+            reply = [index, "error", None, f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=5)}"]
+        try:
+            data = json.dumps(reply)
+        except (TypeError, ValueError) as exc:
+            data = json.dumps([index, "error", None, f"the result is not plain data: {exc}"])
+        conn.send_bytes(data.encode())
+
+
+class _Worker:
+    def __init__(self, context, func, memory_limit):
+        self.conn, child = context.Pipe(duplex=True)
+        self.process = context.Process(target=_worker_main, args=(child, func, memory_limit), daemon=True)
+        self.process.start()
+        child.close()
+        self.job: int | None = None
+        self.started = 0.0
+
+    def kill(self) -> None:
+        if self.process.is_alive():
+            try:
+                os.killpg(self.process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):  # not yet its own group leader
+                try:
+                    os.kill(self.process.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        self.process.join()
+        self.conn.close()
+
+
+class Progress:
+    """A single updating line on stderr: '<label>: 37/160 done (2 failed)'."""
+
+    def __init__(self, label: str, total: int, stream=None, interval: float = 0.5):
+        self.label, self.total = label, total
+        self.stream = stream if stream is not None else sys.stderr
+        self.interval = interval
+        self.last = 0.0
+        self.started = time.monotonic()
+        self.reported = 1
+
+    def update(self, done: int, failed: int, final: bool = False) -> None:
+        now = time.monotonic()
+        if not final and now - self.last < self.interval:
+            return
+        self.last = now
+        if not final and not getattr(self.stream, "isatty", lambda: False)():
+            if now - self.started < 10 * self.reported:  # logs: a line every 10 s, not a flood
+                return
+            self.reported += 1
+        end = "\n" if final or not getattr(self.stream, "isatty", lambda: False)() else "\r"
+        self.stream.write(f"{self.label}: {done}/{self.total} done ({failed} failed){end}")
+        self.stream.flush()
+
+
+def run_jobs(func: Callable, jobs: Sequence[tuple], time_limit: float, n_workers: int | None = None,
+             progress: Progress | None = None, memory_limit: int | None = WORKER_MEMORY_LIMIT) -> list[Outcome]:
+    """Call func(*job) for every job in worker processes; one Outcome per job, in order.
+
+    ``func`` must be a module-level function (workers are forked, or spawned where fork is missing).
+    Every job gets ``time_limit`` seconds of wall time from the moment a worker takes it.
+    """
+    if time_limit <= 0:
+        raise ValueError(f"time_limit must be positive, got {time_limit}")
+    outcomes: list[Outcome | None] = [None] * len(jobs)
+    if not jobs:
+        return []
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    context = multiprocessing.get_context(method)
+    n_workers = max(1, min(n_workers or default_workers(), len(jobs)))
+    pending = list(range(len(jobs)))[::-1]
+    workers = [_Worker(context, func, memory_limit) for _ in range(n_workers)]
+    done = failed = 0
+
+    def finish(index: int, outcome: Outcome) -> None:
+        nonlocal done, failed
+        outcomes[index] = outcome
+        done += 1
+        failed += outcome.status != "ok"
+        if progress:
+            progress.update(done, failed)
+
+    def assign(worker: _Worker) -> None:
+        if pending:
+            worker.job = pending.pop()
+            worker.started = time.monotonic()
+            worker.conn.send((worker.job, jobs[worker.job]))
+        else:
+            worker.job = None
+
+    try:
+        for worker in workers:
+            assign(worker)
+        while any(worker.job is not None for worker in workers):
+            busy = [worker for worker in workers if worker.job is not None]
+            now = time.monotonic()
+            next_deadline = min(worker.started + time_limit for worker in busy)
+            ready = wait([worker.conn for worker in busy], timeout=max(0.0, next_deadline - now))
+            for worker in list(busy):
+                elapsed = time.monotonic() - worker.started
+                if worker.conn in ready:
+                    try:
+                        # JSON, never pickle: a job may run participant code (ingestion), and the
+                        # parent must not unpickle what such a process sends.
+                        index, status, value, message = json.loads(worker.conn.recv_bytes(MAX_REPLY_BYTES))
+                        if index != worker.job:
+                            raise OSError("reply for another job")
+                    except (EOFError, OSError, ValueError, TypeError):
+                        code = worker.process.exitcode
+                        why = f"worker process died or sent an invalid reply (exit code {code})"
+                        finish(worker.job, Outcome("error", message=why, seconds=elapsed))
+                        workers[workers.index(worker)] = replacement = _Worker(context, func, memory_limit)
+                        worker.kill()
+                        assign(replacement)
+                        continue
+                    finish(index, Outcome(status, value, message, elapsed))
+                    assign(worker)
+                elif elapsed >= time_limit:
+                    worker.kill()
+                    finish(worker.job, Outcome("timeout", message=f"stopped at the time limit of {time_limit:g} s",
+                                               seconds=elapsed))
+                    workers[workers.index(worker)] = replacement = _Worker(context, func, memory_limit)
+                    assign(replacement)
+    finally:
+        for worker in workers:
+            if worker.process.is_alive():
+                try:
+                    worker.conn.send(None)
+                except OSError:
+                    pass
+                worker.process.join(1)
+            worker.kill()
+    if progress:
+        progress.update(done, failed, final=True)
+    return [outcome for outcome in outcomes]  # every slot is filled by now

@@ -1,0 +1,492 @@
+"""Exact inference by bucket (variable) elimination, for building and checking reference data.
+
+Tables are kept in scaled form, value = values * 10**log10_scale with max(values) = 1, which is the
+usual "log-space scaling" of exact solvers: products and sums run on plain float64 arrays (numpy
+einsum with BLAS-backed contraction paths) while the magnitudes, which overflow doubles on instances
+such as Alchemy (log10 Z = 606), live in the log10 scales.
+
+- Evidence is applied first by slicing every table (evidence reduction).
+- The elimination order is greedy min-fill (ties: fewer neighbours, then smaller index), optionally
+  constrained (MMAP: summed variables first, query variables last).
+- log10 Z is one upward pass; all single-variable marginals come from a second, downward pass over the
+  bucket tree; MPE and MMAP use max buckets and decode the argmax backwards.
+- ``max_table_size`` bounds the entries of any table the engine builds: beyond it, TableTooLarge is
+  raised before any work instead of exhausting memory.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+
+import numpy as np
+
+from .formats import Model
+
+#: Default bound on the number of entries of one table (2**27 float64 = 1 GiB).
+DEFAULT_MAX_TABLE_SIZE = 2**27
+
+
+class TableTooLarge(MemoryError):
+    """The elimination would build a table larger than max_table_size."""
+
+
+class WidthExceeded(ValueError):
+    """min-fill ordering found a cluster wider than the width limit it was given."""
+
+
+class Factor:
+    """A table over ``vars`` whose true value is ``values * 10**log10_scale``."""
+
+    __slots__ = ("vars", "values", "log10_scale")
+
+    def __init__(self, vars: tuple[int, ...], values: np.ndarray, log10_scale: float = 0.0):
+        self.vars = vars
+        self.values = values
+        self.log10_scale = log10_scale
+
+    @classmethod
+    def normalised(cls, vars, values, log10_scale=0.0, owned=False) -> "Factor":
+        """The factor rescaled to max 1; ``owned``: values is a fresh array that may be divided in place."""
+        peak = float(values.max()) if values.size else 0.0
+        if peak > 0 and math.isfinite(peak):
+            if owned:
+                values /= peak
+            else:
+                values = values / peak
+            return cls(tuple(vars), values, log10_scale + math.log10(peak))
+        return cls(tuple(vars), values, -math.inf if peak == 0 else log10_scale)
+
+
+# ----------------------------------------------------------------------------------------------
+# evidence reduction and graph
+
+
+def reduce_evidence(model: Model, evidence: dict[int, int] | None) -> tuple[list[Factor], float]:
+    """Factors restricted to the evidence values, over the unobserved variables, and the log10 product
+    of the factors that became constants (-inf if one of them is 0)."""
+    evidence = evidence or {}
+    factors: list[Factor] = []
+    constant = 0.0
+    for scope, table in zip(model.scopes, model.tables):
+        if any(v in evidence for v in scope):
+            index = tuple(evidence.get(v, slice(None)) for v in scope)
+            table = table[index]
+            scope = tuple(v for v in scope if v not in evidence)
+        if not scope:
+            value = float(table)
+            constant += math.log10(value) if value > 0 else -math.inf
+            continue
+        f = Factor.normalised(scope, table)
+        if f.log10_scale == -math.inf:
+            constant = -math.inf
+        else:
+            constant += f.log10_scale
+            f.log10_scale = 0.0
+            factors.append(f)
+    return factors, constant
+
+
+def interaction_graph(factors: list[Factor], variables) -> dict[int, set[int]]:
+    adjacency: dict[int, set[int]] = {v: set() for v in variables}
+    for f in factors:
+        for v in f.vars:
+            adjacency[v].update(f.vars)
+    for v in adjacency:
+        adjacency[v].discard(v)
+    return adjacency
+
+
+def min_fill_order(adjacency: dict[int, set[int]], cards, first=None, max_width: int | None = None,
+                   neighbourhoods: list | None = None) -> tuple[list[int], int, float]:
+    """Greedy min-fill elimination order (ties: fewer neighbours, then smaller index).
+
+    ``first``: if given, a set of variables that must all be eliminated before the others (constrained
+    order for MMAP). Returns (order, induced width, log2 of the largest cluster table). Raises
+    WidthExceeded as soon as a cluster has more than max_width + 1 variables.
+    """
+    if max_width is not None and minor_min_width(adjacency) > max_width:
+        raise WidthExceeded(f"treewidth exceeds {max_width} (MMD+ lower bound)")
+    adj = {v: set(n) for v, n in adjacency.items()}
+
+    def fill(u):
+        nb = adj[u]
+        return sum(len(nb - adj[a]) - 1 for a in nb) // 2
+
+    def key(u):
+        degree = len(adj[u])
+        if max_width is not None and degree > max_width:
+            # Picking u would exceed the limit anyway: skip its O(degree^2) fill count (dense cnf graphs).
+            return (0 if first is None or u in first else 1, math.inf, degree, u)
+        return (0 if first is None or u in first else 1, fill(u), degree, u)
+
+    current = {u: key(u) for u in adj}
+    heap = [(k, u) for u, k in current.items()]
+    heapq.heapify(heap)
+    order: list[int] = []
+    width = 0
+    log2_cluster = 0.0
+    done: set[int] = set()
+    while heap:
+        k, v = heapq.heappop(heap)
+        if v in done or current[v] != k:
+            continue
+        nb = adj[v]
+        if max_width is not None and len(nb) > max_width:
+            raise WidthExceeded(f"min-fill width exceeds {max_width} (a cluster of {len(nb) + 1} variables)")
+        width = max(width, len(nb))
+        log2_cluster = max(log2_cluster, float(sum(math.log2(cards[u]) for u in nb) + math.log2(cards[v])))
+        order.append(v)
+        if neighbourhoods is not None:
+            neighbourhoods.append(tuple(nb))
+        done.add(v)
+        touched = set(nb)
+        fill_in = False
+        for a in nb:
+            adj[a].discard(v)
+            new = nb - adj[a]
+            new.discard(a)
+            if new:
+                adj[a].update(new)
+                fill_in = True
+        if fill_in:
+            # A fill-in edge (a, b) changes the fill of the common neighbours of a and b only.
+            for a in nb:
+                touched.update(w for w in adj[a] if w not in touched and len(adj[w] & nb) >= 2)
+        del adj[v]
+        for u in touched:
+            if u in adj:
+                current[u] = key(u)
+                heapq.heappush(heap, (current[u], u))
+    return order, width, log2_cluster
+
+
+def minor_min_width(adjacency: dict[int, set[int]]) -> int:
+    """MMD+ treewidth lower bound (Bodlaender and Koster): repeatedly take a vertex of minimum degree,
+    record that degree, and contract it into its neighbour of minimum degree. A graph minor never has a
+    larger treewidth, and a graph's minimum degree is at most its treewidth; used to reject wide
+    instances cheaply before min-fill."""
+    adj = {v: set(n) for v, n in adjacency.items()}
+    heap = [(len(n), v) for v, n in adj.items()]
+    heapq.heapify(heap)
+    best = 0
+    while heap:
+        d, v = heapq.heappop(heap)
+        if v not in adj or d != len(adj[v]):
+            continue
+        best = max(best, d)
+        nb = adj.pop(v)
+        if nb:
+            u = min(nb, key=lambda w: (len(adj[w]), w))
+            for w in nb:
+                adj[w].discard(v)
+                if w != u:
+                    adj[w].add(u)
+                    adj[u].add(w)
+            for w in nb:
+                heapq.heappush(heap, (len(adj[w]), w))
+    return best
+
+
+def induced_width(model: Model, evidence: dict[int, int] | None = None, max_width: int | None = None) -> int:
+    """Induced width of the min-fill order on the model's graph with the evidence variables removed."""
+    factors, _ = reduce_evidence(model, evidence)
+    free = [v for v in range(model.n_vars) if v not in (evidence or {})]
+    return min_fill_order(interaction_graph(factors, free), model.cards, max_width=max_width)[1]
+
+
+# ----------------------------------------------------------------------------------------------
+# table operations
+
+
+def _size(vars, cards) -> int:
+    return int(np.prod([int(cards[v]) for v in vars], dtype=np.float64))
+
+
+def _absorb(factors: list[Factor]) -> list[Factor]:
+    """Multiply every factor whose scope is inside another's into the smallest such factor (fewer einsum
+    operands, and no pass over a large message for each small table)."""
+    factors = sorted(factors, key=lambda f: -f.values.size)
+    kept: list[Factor] = []
+    for f in factors:
+        fs = set(f.vars)
+        for i in sorted(range(len(kept)), key=lambda j: kept[j].values.size):
+            big = kept[i]
+            if fs <= set(big.vars):
+                labels = {v: j for j, v in enumerate(big.vars)}
+                values = np.einsum(big.values, list(range(len(big.vars))), f.values,
+                                   [labels[v] for v in f.vars], list(range(len(big.vars))))
+                kept[i] = Factor(big.vars, values, big.log10_scale + f.log10_scale)
+                break
+        else:
+            kept.append(f)
+    return kept
+
+
+#: Clusters up to this many entries are contracted in one einsum call without a contraction path.
+SMALL_CLUSTER = 4096
+
+
+def _cluster_size(factors: list[Factor]) -> float:
+    sizes: dict[int, int] = {}
+    for f in factors:
+        sizes.update(zip(f.vars, f.values.shape))
+    return float(np.prod(list(sizes.values()), dtype=np.float64))
+
+
+def contract(factors: list[Factor], out_vars, max_size: int) -> Factor:
+    """sum over every variable not in out_vars of the product of the factors, normalised."""
+    factors = _absorb(factors)
+    labels: dict[int, int] = {}
+    operands: list = []
+    scale = 0.0
+    for f in factors:
+        operands.append(f.values)
+        operands.append([labels.setdefault(v, len(labels)) for v in f.vars])
+        scale += f.log10_scale
+    out = [labels[v] for v in out_vars]
+    if len(factors) == 1 and out == operands[1]:
+        return Factor.normalised(tuple(out_vars), factors[0].values, scale)
+    if len(factors) <= 2 or (len(factors) <= 30 and _cluster_size(factors) <= SMALL_CLUSTER):
+        values = np.einsum(*operands, out)  # one C loop: cheaper than planning a path for small clusters
+    else:
+        path = np.einsum_path(*operands, out, optimize=("greedy", max_size))[0]
+        values = np.einsum(*operands, out, optimize=path)
+    return Factor.normalised(tuple(out_vars), np.asarray(values, dtype=np.float64), scale,
+                             owned=isinstance(values, np.ndarray) and values.ndim > 0 and values.flags.owndata)
+
+
+class _Bucket:
+    __slots__ = ("var", "op", "factors", "children", "message", "parent", "pi")
+
+    def __init__(self, var, op):
+        self.var = var
+        self.op = op
+        self.factors: list[Factor] = []
+        self.children: list[int] = []
+        self.message: Factor | None = None
+        self.parent: int | None = None
+        self.pi: Factor | None = None
+
+
+def _plan(model, evidence, query=None, max_table_size=DEFAULT_MAX_TABLE_SIZE, op="sum"):
+    """Reduce the evidence, order the variables and check the table sizes before any work."""
+    evidence = evidence or {}
+    factors, constant = reduce_evidence(model, evidence)
+    free = [v for v in range(model.n_vars) if v not in evidence]
+    adjacency = interaction_graph(factors, free)
+    qset = set(query) if query is not None else None
+    first = None if qset is None else set(free) - qset
+    neighbourhoods: list[tuple[int, ...]] = []
+    order, _, _ = min_fill_order(adjacency, model.cards, first=first, neighbourhoods=neighbourhoods)
+    # Check sizes before any work: a sum bucket stores its message, a max bucket its whole cluster.
+    for v, nb in zip(order, neighbourhoods):
+        is_max = op == "max" or (qset is not None and v in qset)
+        cluster = [v, *nb] if is_max else list(nb)
+        size = _size(cluster, model.cards)
+        if size > max_table_size:
+            raise TableTooLarge(
+                f"{model.name}: eliminating variable {v} needs a table of {size:.3g} entries over "
+                f"{len(cluster)} variables, above max_table_size = {max_table_size} "
+                f"(min-fill order; raise the limit or use an approximate solver)")
+    return factors, constant, order
+
+
+def _eliminate(model, factors, order, ops, max_table_size) -> tuple[float, dict[int, _Bucket]]:
+    """Upward pass: returns (log10 of the total, buckets) with each bucket's message and parent."""
+    position = {v: i for i, v in enumerate(order)}
+    buckets = {v: _Bucket(v, ops(v)) for v in order}
+    total = 0.0
+    for f in factors:
+        buckets[min(f.vars, key=position.__getitem__)].factors.append(f)
+    for v in order:
+        bucket = buckets[v]
+        if not bucket.factors:  # a variable in no factor: sum gives its cardinality, max gives 1
+            if bucket.op == "sum":
+                total += math.log10(int(model.cards[v]))
+            continue
+        cluster = sorted(set().union(*(f.vars for f in bucket.factors)), key=position.__getitem__)
+        rest = [u for u in cluster if u != v]
+        if bucket.op == "sum":
+            message = contract(bucket.factors, rest, max_table_size)
+        else:
+            joint = contract(bucket.factors, cluster, max_table_size)
+            message = Factor.normalised(tuple(rest), joint.values.max(axis=cluster.index(v)), joint.log10_scale,
+                                        owned=len(rest) > 0)
+        if message.log10_scale == -math.inf:
+            return -math.inf, buckets
+        bucket.message = message
+        if rest:
+            bucket.parent = rest[0]
+            buckets[rest[0]].factors.append(message)
+            buckets[rest[0]].children.append(v)
+        else:
+            total += message.log10_scale + math.log10(float(message.values))
+    return total, buckets
+
+
+# ----------------------------------------------------------------------------------------------
+# public entry points
+
+
+def _check_evidence(model: Model, evidence) -> dict[int, int]:
+    if not isinstance(model, Model):
+        raise ValueError(f"model must be a codascore.uai Model, got {type(model).__name__}")
+    evidence = dict(evidence or {})
+    for v, x in evidence.items():
+        if not 0 <= int(v) < model.n_vars:
+            raise ValueError(f"evidence: variable {v} is not in [0, {model.n_vars - 1}]")
+        if not 0 <= int(x) < model.cards[v]:
+            raise ValueError(f"evidence: value {x} of variable {v} is not below its cardinality {model.cards[v]}")
+    return {int(v): int(x) for v, x in evidence.items()}
+
+
+def log10_partition(model: Model, evidence: dict[int, int] | None = None,
+                    max_table_size: int = DEFAULT_MAX_TABLE_SIZE) -> float:
+    """Exact log10 Z(e) = log10 sum_{x'} prod_f f(x', e) by bucket elimination (spec/uai.md section 5).
+
+    Returns -inf when Z(e) = 0. Raises TableTooLarge when the min-fill order needs a table larger than
+    max_table_size entries.
+    """
+    evidence = _check_evidence(model, evidence)
+    factors, constant, order = _plan(model, evidence, max_table_size=max_table_size)
+    if constant == -math.inf:
+        return -math.inf
+    total, _ = _eliminate(model, factors, order, lambda v: "sum", max_table_size)
+    return constant + total
+
+
+def marginals(model: Model, evidence: dict[int, int] | None = None,
+              max_table_size: int = DEFAULT_MAX_TABLE_SIZE) -> list[np.ndarray]:
+    """Exact P(X_i | e) for every variable i (point masses for evidence variables).
+
+    Two passes over the bucket tree of the min-fill order: the upward pass of :func:`log10_partition`
+    stores each bucket's message; the downward pass sends each bucket the product of everything outside
+    its subtree. A variable's marginal is the belief of the smallest separator holding it (the product
+    of the two messages across it), or of its own bucket's cluster for a leaf bucket.
+    Raises ValueError when Z(e) = 0 (the conditional marginals are undefined).
+    """
+    return partition_and_marginals(model, evidence, max_table_size)[1]
+
+
+def partition_and_marginals(model: Model, evidence: dict[int, int] | None = None,
+                            max_table_size: int = DEFAULT_MAX_TABLE_SIZE) -> tuple[float, list[np.ndarray]]:
+    """(log10 Z(e), marginals) from one upward and one downward pass; see :func:`marginals`."""
+    evidence = _check_evidence(model, evidence)
+    factors, constant, order = _plan(model, evidence, max_table_size=max_table_size)
+    total, buckets = (-math.inf, {}) if constant == -math.inf else _eliminate(
+        model, factors, order, lambda v: "sum", max_table_size)
+    if total == -math.inf:
+        raise ValueError(f"{model.name}: Z(e) = 0, the marginals given this evidence are undefined")
+    for v in reversed(order):
+        bucket = buckets[v]
+        own = [f for f in bucket.factors if not _is_message(f, bucket, buckets)]
+        incoming = {c: buckets[c].message for c in bucket.children}
+        base = own + ([bucket.pi] if bucket.pi is not None else [])
+        for c in bucket.children:
+            ops = base + [m for d, m in incoming.items() if d != c]
+            sep = buckets[c].message.vars
+            # A separator variable may appear only in the child's own message: pi is flat along it.
+            covered = set().union(*(f.vars for f in ops)) if ops else set()
+            flat = tuple(u for u in sep if u not in covered)
+            if flat:
+                ops.append(Factor(flat, np.ones([int(model.cards[u]) for u in flat])))
+            buckets[c].pi = contract(ops, sep, max_table_size)
+    out: list[np.ndarray] = []
+    for v in range(model.n_vars):
+        card = int(model.cards[v])
+        if v in evidence:
+            p = np.zeros(card)
+            p[evidence[v]] = 1.0
+        elif not buckets[v].factors:
+            p = np.full(card, 1.0 / card)
+        else:
+            bucket = buckets[v]
+            if bucket.children:
+                # v is in the separator of each child (the child's message goes to v's bucket), and a
+                # separator's belief is the product of the two messages across it: far cheaper than the
+                # belief of v's whole cluster.
+                c = min(bucket.children, key=lambda d: buckets[d].message.values.size)
+                ops = [buckets[c].message, buckets[c].pi]
+            else:
+                ops = bucket.factors + ([bucket.pi] if bucket.pi is not None else [])
+            belief = contract(ops, (v,), max_table_size).values
+            total_mass = belief.sum()
+            if not total_mass > 0:
+                raise ValueError(f"{model.name}: the belief of variable {v} underflowed to 0")
+            p = belief / total_mass
+        out.append(p)
+    return constant + total, out
+
+
+def _is_message(f: Factor, bucket: _Bucket, buckets) -> bool:
+    return any(buckets[c].message is f for c in bucket.children)
+
+
+def _decode(model, buckets, order, evidence, assignment, decode_vars):
+    for v in reversed(order):
+        if v not in decode_vars:
+            continue
+        bucket = buckets[v]
+        scores = np.ones(int(model.cards[v]))
+        for f in bucket.factors:
+            index = tuple(slice(None) if u == v else assignment[u] for u in f.vars)
+            scores = scores * f.values[index]
+        assignment[v] = int(np.argmax(scores))
+    return assignment
+
+
+def mpe(model: Model, evidence: dict[int, int] | None = None,
+        max_table_size: int = DEFAULT_MAX_TABLE_SIZE) -> tuple[float, np.ndarray]:
+    """Exact MPE: (max_x log10 L(x, e), a maximising full assignment with the evidence values).
+
+    Max-product bucket elimination, then backward decoding (first value on ties). log10 value is -inf
+    (with an arbitrary assignment) when every assignment has zero likelihood.
+    """
+    evidence = _check_evidence(model, evidence)
+    factors, constant, order = _plan(model, evidence, max_table_size=max_table_size, op="max")
+    assignment = np.zeros(model.n_vars, dtype=np.int64)
+    for v, x in evidence.items():
+        assignment[v] = x
+    if constant == -math.inf:
+        return -math.inf, assignment
+    total, buckets = _eliminate(model, factors, order, lambda v: "max", max_table_size)
+    if total == -math.inf:
+        return -math.inf, assignment
+    _decode(model, buckets, order, evidence, assignment, set(order))
+    return constant + total, assignment
+
+
+def mmap(model: Model, query, evidence: dict[int, int] | None = None,
+         max_table_size: int = DEFAULT_MAX_TABLE_SIZE) -> tuple[float, dict[int, int]]:
+    """Exact marginal MAP: max_q log10 V(q) with V(q) = sum_{x_S} prod_f f(q, x_S, e).
+
+    Constrained bucket elimination: the non-query variables are summed out first (min-fill among
+    them), then the query variables are maximised and decoded backwards.
+    """
+    evidence = _check_evidence(model, evidence)
+    query = [int(q) for q in query]
+    qset = set(query)
+    if qset & set(evidence):
+        raise ValueError(f"query: variables {sorted(qset & set(evidence))} are evidence variables")
+    factors, constant, order = _plan(model, evidence, query=query, max_table_size=max_table_size)
+    assignment = np.zeros(model.n_vars, dtype=np.int64)
+    if constant == -math.inf:
+        return -math.inf, {q: 0 for q in query}
+    total, buckets = _eliminate(model, factors, order, lambda v: "max" if v in qset else "sum", max_table_size)
+    if total == -math.inf:
+        return -math.inf, {q: 0 for q in query}
+    _decode(model, buckets, order, evidence, assignment, qset)
+    return constant + total, {q: int(assignment[q]) for q in query}
+
+
+def log10_mmap_value(model: Model, answer: dict[int, int], evidence: dict[int, int] | None = None,
+                     max_table_size: int = DEFAULT_MAX_TABLE_SIZE) -> float:
+    """log10 V(q) = log10 sum_{x_S} prod_f f(q, x_S, e): the partition function with the query
+    assignment clamped as extra evidence (spec 6.2)."""
+    clamped = dict(evidence or {})
+    for v, x in answer.items():
+        if v in clamped and clamped[v] != x:
+            raise ValueError(f"answer: variable {v} = {x} contradicts the evidence value {clamped[v]}")
+        clamped[v] = x
+    return log10_partition(model, clamped, max_table_size=max_table_size)

@@ -1,0 +1,73 @@
+"""Ingestion of code submissions: run the participant's solver once per instance under the time limit.
+
+The submission holds ``solver.py`` (run with the interpreter running the ingestion) or ``run.sh`` (run
+with ``bash``; unzipped files carry no execute bit). Each call gets
+
+    --task TASK --model M.uai --evid M.uai.evid [--query M.uai.query] [--test M.uai.test] --result R
+
+and the same paths in the 2022 environment variables MODEL, EVID, QUERY, TEST, RESULT, TASK, TIMESEC.
+The result files are written straight into the output folder with the names of a result submission,
+so the scorer cannot tell the two apart. An instance whose run fails or times out simply has no
+result file (score 0, as in 2022); only a submission that answers no instance at all is rejected.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from ..sandbox import TimeLimitExceeded, run_command
+from ..task import SubmissionError
+
+ENTRY_POINTS = ("solver.py", "run.sh")
+
+
+def find_entry_point(submission_dir: Path) -> Path | None:
+    for name in ENTRY_POINTS:
+        if (submission_dir / name).is_file():
+            return submission_dir / name
+    return None
+
+
+def run_solver_submission(task, input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
+    entry = find_entry_point(submission_dir)
+    if entry is None:
+        return  # a result submission: the worker copies its files into the output itself
+    models = input_dir / "models"
+    instances = sorted(p.name[:-4] for p in models.glob("*.uai"))
+    if not instances:
+        raise SubmissionError(f"input data holds no .uai model in {models.name}/")
+    timeout = float(config["time_limit"])
+    output_dir.mkdir(parents=True, exist_ok=True)
+    failures: list[str] = []
+    for name in instances:
+        result = output_dir / f"{name}.uai.{task.kind}"
+        files = {"--model": models / f"{name}.uai", "--evid": models / f"{name}.uai.evid",
+                 "--query": models / f"{name}.uai.query", "--test": models / f"{name}.uai.test"}
+        argv = [sys.executable if entry.suffix == ".py" else "bash", entry.name, "--task", task.kind]
+        env = dict(os.environ, TASK=task.kind, TIMESEC=f"{timeout:g}", RESULT=str(result.resolve()))
+        for flag, path in files.items():
+            if path.exists():
+                argv += [flag, str(path.resolve())]
+                env[flag[2:].upper()] = str(path.resolve())
+        argv += ["--result", str(result.resolve())]
+        with tempfile.TemporaryFile() as log:
+            try:
+                code = run_command(argv, cwd=submission_dir, timeout=timeout, env=env, stdout=log, stderr=log)
+            except TimeLimitExceeded:
+                failures.append(f"{name}: stopped at the time limit of {timeout:g} s")
+                print(f"ingestion: {name}: time limit {timeout:g} s reached; its result file, if any, "
+                      "is kept (anytime answers)", file=sys.stderr)
+                continue
+            log.seek(0)
+            tail = log.read()[-4000:].decode("utf-8", "replace")
+        if code != 0:
+            failures.append(f"{name}: {entry.name} exited with code {code}:\n{tail}")
+            print(f"ingestion: {name}: exit code {code}\n{tail}", file=sys.stderr)
+        else:
+            print(f"ingestion: {name}: done", file=sys.stderr)
+    if not any(output_dir.glob(f"*.uai.{task.kind}")):
+        raise SubmissionError([f"{entry.name} wrote no result file for any of the {len(instances)} instances"]
+                              + failures[:19], total=1 + len(failures))

@@ -1,0 +1,130 @@
+"""Code submissions of both weak lensing phases: run the participant's ``model.py`` and write the
+``result.json`` a result submission would hold.
+
+The participant's ``model.py`` defines ``Model`` (constructed with no arguments) with an optional
+``fit(train_maps, train_labels)`` and ``predict(maps)``:
+
+- train_maps (M, 48, 48) float32 noiseless maps (add the shape noise yourself, as in the challenge),
+  train_labels (M, 5) float64 [Omega_m, S_8, T_AGN, f_0, Delta_z], rows grouped by cosmology;
+- maps (N, 48, 48) float32 noisy test maps;
+- predict returns a dict holding the phase's result.json keys (other keys are ignored), or the values
+  in the order of those keys (Phase 1: means, errorbars; Phase 2: p_ind and optionally ood_scores).
+
+Everything runs in a child process under the task's ``time_limit`` (codascore.sandbox); the child writes
+result.json itself, so nothing built by participant code is unpickled here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from ..codabench import locate_submission, log
+from ..sandbox import ParticipantCodeError, TimeLimitExceeded, call_with_time_limit
+from ..task import ReferenceDataError, SubmissionError
+from .generate import TEST_MAPS, TRAIN_LABELS, TRAIN_MAPS, write_result
+
+MODEL_FILE = "model.py"
+
+
+def read_inputs(input_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(train_maps float32, train_labels float64, test_maps float32) from input_data/."""
+    arrays = []
+    for name in (TRAIN_MAPS, TRAIN_LABELS, TEST_MAPS):
+        try:
+            arrays.append(np.load(Path(input_dir) / name, allow_pickle=False))
+        except (OSError, ValueError) as exc:
+            raise ReferenceDataError(f"input data {name}: cannot be read: {exc}") from exc
+    train_maps, train_labels, test_maps = arrays
+    if train_maps.ndim != 3 or test_maps.ndim != 3 or train_labels.shape != (len(train_maps), 5):
+        raise ReferenceDataError(f"input data: expected maps (M, H, W), labels (M, 5) and test maps (N, H, W), "
+                                 f"found {train_maps.shape}, {train_labels.shape}, {test_maps.shape}")
+    return (train_maps.astype(np.float32), train_labels.astype(np.float64), test_maps.astype(np.float32))
+
+
+def is_flat(values) -> bool:
+    """A plain sequence of numbers (one array), not a sequence of arrays."""
+    return all(isinstance(v, (int, float, np.number)) for v in values)
+
+
+def result_from_predictions(predictions, required: tuple[str, ...], optional: tuple[str, ...]) -> dict:
+    """The result.json content from what Model.predict returned (TypeError explains a wrong shape of
+    answer; the values themselves are validated by the scorer exactly as a result submission's)."""
+    keys = required + optional
+    if isinstance(predictions, dict):
+        missing = [k for k in required if k not in predictions]
+        if missing:
+            raise TypeError(f"Model.predict returned a dict without {missing}; expected the keys {list(keys)}")
+        chosen = {k: predictions[k] for k in keys if k in predictions and predictions[k] is not None}
+    elif isinstance(predictions, (tuple, list)) and not (len(required) == 1 and is_flat(predictions)):
+        if not len(required) <= len(predictions) <= len(keys):
+            raise TypeError(f"Model.predict returned {len(predictions)} values; expected {list(keys)}")
+        chosen = dict(zip(keys, predictions))
+    elif len(required) == 1 and predictions is not None:
+        chosen = {required[0]: predictions}
+    else:
+        raise TypeError(f"Model.predict returned {type(predictions).__name__}; expected a dict with the "
+                        f"keys {list(keys)}")
+    result = {}
+    for key, value in chosen.items():
+        try:
+            result[key] = np.asarray(value, dtype=np.float64).tolist()
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"Model.predict: {key!r} is not an array of numbers: {exc}") from exc
+    return result
+
+
+def _fit_predict_write(model_path: Path, train_maps, train_labels, test_maps, output_dir: Path,
+                       required: tuple[str, ...], optional: tuple[str, ...]) -> None:
+    """Runs in the child process: import model.py, fit, predict, write result.json."""
+    folder = str(model_path.parent)
+    os.chdir(folder)
+    sys.path.insert(0, folder)  # the participant's own helper modules
+    spec = importlib.util.spec_from_file_location("model", model_path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["model"] = module
+    spec.loader.exec_module(module)
+    if not hasattr(module, "Model"):
+        raise AttributeError(f"{MODEL_FILE} defines no class Model")
+    model = module.Model()
+    if callable(getattr(model, "fit", None)):
+        model.fit(train_maps, train_labels)
+    predictions = model.predict(test_maps)
+    write_result(output_dir, result_from_predictions(predictions, required, optional))
+
+
+def find_model(submission_dir: Path) -> Path | None:
+    """model.py at the submission's root, or in its single wrapper folder (with a warning, as for
+    result files); None for a results submission."""
+    try:
+        root, warnings = locate_submission(submission_dir, (MODEL_FILE,))
+    except SubmissionError:
+        return None
+    for warning in warnings:
+        log(f"WARNING: {warning}")
+    return root / MODEL_FILE
+
+
+def ingest(input_dir: Path, output_dir: Path, submission_dir: Path, config: dict,
+           required: tuple[str, ...], optional: tuple[str, ...] = ()) -> None:
+    """Run submission_dir/model.py under config['time_limit'] seconds and write output_dir/result.json.
+
+    A results submission (no model.py) needs nothing: the worker has copied its files into the output.
+    Failures of the participant's code raise SubmissionError carrying its traceback."""
+    model_path = find_model(Path(submission_dir).resolve())
+    if model_path is None:
+        return
+    train_maps, train_labels, test_maps = read_inputs(Path(input_dir))
+    timeout = float(config["time_limit"])
+    try:
+        call_with_time_limit(_fit_predict_write, (model_path, train_maps, train_labels, test_maps,
+                                                  Path(output_dir).resolve(), required, optional),
+                             timeout=timeout, label=MODEL_FILE)
+    except TimeLimitExceeded as exc:
+        raise SubmissionError(f"{exc} (time_limit of this task: fit and predict together)") from exc
+    except ParticipantCodeError as exc:
+        raise SubmissionError(str(exc).splitlines()) from exc

@@ -1,0 +1,213 @@
+"""Readers of the UAI formats and the exact engine against brute force on small random models."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from codascore.uai import engine, formats, log10_likelihood, trivial
+from codascore.uai.formats import AnswerError, FormatError
+
+TINY = """c a comment line
+MARKOV
+3
+2 2 3
+3
+1 0
+2 0 1
+2 1 2
+2 0.1 0.9
+4 1 2
+  3 4
+6 1 0 2
+0 0 5
+"""
+
+
+def test_model_tokens_any_whitespace_comments_and_last_variable_fastest():
+    model = formats.parse_model(TINY)
+    assert model.kind == "MARKOV" and list(model.cards) == [2, 2, 3]
+    assert model.scopes == [(0,), (0, 1), (1, 2)]
+    assert model.tables[1][1, 0] == 3  # entry index v0 * d1 + v1: (1, 0) -> third entry
+    assert model.tables[2][1, 0] == 0 and model.tables[2][1, 2] == 5
+
+
+def test_bayes_and_constant_factors():
+    model = formats.parse_model("BAYES 2 2 2 3 1 0 2 0 1 0 2 0.4 0.6 4 0.9 0.1 0.2 0.8 1 2.5")
+    assert model.kind == "BAYES" and model.scopes[2] == ()
+    assert engine.log10_partition(model) == pytest.approx(math.log10(2.5))
+
+
+@pytest.mark.parametrize("text, message", [
+    ("MARKOV 2 2 2 1 2 0 1 3 1 2 3", "line 1, token 9 '3': table 0 has 3 entries"),
+    ("MARKOV\n2\n2 2\n1\n2 0 5\n4 1 1 1 1", "line 5, token 8 '5': function 0: variable index"),
+    ("MARKOV\n2\n2 2\n1\n2 0 1\n4 1 1 x 1", "line 6, token 12 'x': not a number"),
+    ("MARKOV 2 2 2 1 2 0 1 4 1 1 -1 1", "entries must be finite and >= 0"),
+    ("MARKOV 2 2 2 1 2 0 0 4 1 1 1 1", "appears twice"),
+    ("MARKOV 2 2 2 1 2 0 1 4 1 1 1", "unexpected end of file"),
+    ("MARKOV 2 2 2 1 1 0 2 1 1 7", "unexpected token after the 1 tables"),
+    ("MRF 2", "expected the graph type"),
+])
+def test_malformed_models_name_file_line_and_token(text, message):
+    with pytest.raises(FormatError, match="^m.uai: .*" + message.replace("(", r"\(")):
+        formats.parse_model(text, "m.uai")
+
+
+@pytest.mark.parametrize("text", ["2 0 1 2 0", "2\n0 1\n2 0\n", "1 2 0 1 2 0"])
+def test_three_evidence_variants(text):
+    assert formats.parse_evidence(text) == {0: 1, 2: 0}
+
+
+@pytest.mark.parametrize("text, message", [
+    ("2 0 1", "match no evidence layout"), ("3 0 1 0 2", "match no evidence layout"),
+    ("2 0 1 0 0", "two different values"), ("1 5 0", "not in"), ("1 0 x", "expected an integer")])
+def test_bad_evidence(text, message):
+    with pytest.raises(FormatError, match=message):
+        formats.parse_evidence(text, "m.evid", formats.parse_model(TINY))
+
+
+def test_empty_evidence_and_query_rules():
+    model = formats.parse_model(TINY)
+    assert formats.parse_evidence("") == {} and formats.parse_evidence("0") == {}
+    assert formats.parse_query("2 2 0", model=model) == [2, 0]
+    with pytest.raises(FormatError, match="evidence variable"):
+        formats.parse_query("1 0", model=model, evidence={0: 1})
+    with pytest.raises(FormatError, match="listed twice"):
+        formats.parse_query("2 1 1", model=model)
+
+
+def test_result_blocks_last_wins_and_task_word():
+    assert formats.parse_pr("PR\n-BEGIN-\n-3.5\n-BEGIN-\n-1.25\n") == -1.25
+    assert formats.parse_pr("  pr \n1 -2.0\n") == -2.0          # sample-count prefix
+    assert formats.parse_pr("PR\n-2.5 U\n") == -2.5              # PIC2011 bound flag
+    assert formats.parse_pr("PR\n-inf\n") == -math.inf           # Z = 0
+    with pytest.raises(AnswerError, match="not a finite"):
+        formats.parse_pr("PR\nnan\n")
+    with pytest.raises(AnswerError, match="found 0 tokens"):
+        formats.parse_pr("PR\n-BEGIN-\n1.0\n-BEGIN-\n")           # last block empty: no fallback
+    with pytest.raises(AnswerError, match="does not name the task PR"):
+        formats.parse_pr("MAR\n1.0\n")
+
+
+def test_mpe_full_assignment_pairs_and_map_alias():
+    model = formats.parse_model(TINY)
+    ev = {2: 1}
+    assert list(formats.parse_mpe("MAP\n3 1 0 1\n", model, ev)) == [1, 0, 1]
+    assert list(formats.parse_mpe("MPE\n-BEGIN-\n2 1 0 0 1\n", model, ev)) == [1, 0, 1]
+    with pytest.raises(AnswerError, match="evidence variable 2"):
+        formats.parse_mpe("MPE\n3 1 0 2\n", model, ev)
+    with pytest.raises(AnswerError, match="unassigned"):
+        formats.parse_mpe("MPE\n1 0 1\n", model, ev)
+    with pytest.raises(AnswerError, match="not in"):
+        formats.parse_mpe("MPE\n3 1 0 -1\n", model, {})
+
+
+def test_mar_renormalises_and_rejects_negative_values():
+    model = formats.parse_model(TINY)
+    marg = formats.parse_mar("MAR\n3 2 1 3 2 0.5 0.5 3 1 1 2\n", model)
+    assert np.allclose(marg[0], [0.25, 0.75]) and np.allclose(marg[2], [0.25, 0.25, 0.5])
+    with pytest.raises(AnswerError, match="negative"):
+        formats.parse_mar("MAR\n3 2 1 -3 2 0.5 0.5 3 1 1 2\n", model)
+    with pytest.raises(AnswerError, match="cardinality"):
+        formats.parse_mar("MAR\n3 2 1 3 3 0.5 0.5 3 1 1 2\n", model)
+
+
+def test_mmap_pairs_values_only_and_mlc_lines():
+    model = formats.parse_model(TINY)
+    warnings: list[str] = []
+    assert formats.parse_mmap("MMAP\n2 2 1 0 1\n", model, [2, 0]) == {2: 1, 0: 1}
+    assert formats.parse_mmap("MMAP\n2 1 2\n", model, [2, 0], warnings) == {0: 1, 2: 2}
+    assert warnings and "ascending" in warnings[0]
+    with pytest.raises(AnswerError, match="query set"):
+        formats.parse_mmap("MMAP\n1 0 1\n", model, [1])
+    lines = formats.parse_mlc("MLC\n1 2 1\nbad\n", model, [2], 3)
+    assert lines[0] == {2: 1} and isinstance(lines[1], AnswerError) and isinstance(lines[2], AnswerError)
+
+
+# ----- exact engine against brute force -----
+
+@st.composite
+def small_models(draw):
+    n = draw(st.integers(1, 5))
+    cards = draw(st.lists(st.integers(1, 3), min_size=n, max_size=n))
+    m = draw(st.integers(1, 6))
+    scopes, tables = [], []
+    rng = np.random.default_rng(draw(st.integers(0, 2**31)))
+    for _ in range(m):
+        k = draw(st.integers(0, min(3, n)))
+        scope = tuple(draw(st.permutations(range(n)))[:k])
+        table = rng.gamma(0.7, 1.0, [cards[v] for v in scope]) * draw(st.sampled_from([1e-30, 1.0, 1e30]))
+        if draw(st.booleans()):
+            table = table * (rng.random(table.shape) > 0.2)
+        scopes.append(scope)
+        tables.append(np.asarray(table, dtype=float))
+    model = formats.Model("MARKOV", np.array(cards, dtype=np.int64), scopes, tables)
+    ev = {v: draw(st.integers(0, cards[v] - 1)) for v in range(n) if draw(st.integers(0, 3)) == 0}
+    return model, ev
+
+
+def brute_force(model, evidence):
+    states = [x for x in itertools.product(*[range(c) for c in model.cards])
+              if all(x[v] == val for v, val in evidence.items())]
+    logs = np.array([log10_likelihood(model, np.array(x)) for x in states])
+    return states, logs
+
+
+@settings(max_examples=60, deadline=None)
+@given(small_models())
+def test_engine_matches_brute_force(case):
+    model, evidence = case
+    states, logs = brute_force(model, evidence)
+    finite = logs[np.isfinite(logs)]
+    if finite.size == 0:
+        assert engine.log10_partition(model, evidence) == -math.inf
+        return
+    shift = finite.max()
+    z = shift + math.log10(np.sum(10.0 ** (finite - shift)))
+    assert engine.log10_partition(model, evidence) == pytest.approx(z, abs=1e-9)
+    best, x = engine.mpe(model, evidence)
+    assert best == pytest.approx(shift, abs=1e-9)
+    assert log10_likelihood(model, x, evidence) == pytest.approx(shift, abs=1e-9)
+    weights = np.where(np.isfinite(logs), 10.0 ** (logs - shift), 0.0)
+    marg = engine.marginals(model, evidence)
+    for v in range(model.n_vars):
+        expected = np.bincount([s[v] for s in states], weights=weights, minlength=model.cards[v])
+        assert np.allclose(marg[v], expected / expected.sum(), atol=1e-9)
+    assert trivial.trivial_pr(model, evidence) >= z - 1e-9  # the trivial PR answer is an upper bound
+    query = [v for v in range(model.n_vars) if v not in evidence][:2]
+    if query:
+        value, answer = engine.mmap(model, query, evidence)
+        by_q: dict = {}
+        for s, w in zip(states, weights):
+            key = tuple(s[q] for q in query)
+            by_q[key] = by_q.get(key, 0.0) + w
+        assert value == pytest.approx(shift + math.log10(max(by_q.values())), abs=1e-9)
+        assert engine.log10_mmap_value(model, answer, evidence) == pytest.approx(value, abs=1e-9)
+
+
+@settings(max_examples=30, deadline=None)
+@given(small_models())
+def test_model_text_round_trip_and_batched_likelihood(case):
+    model, _ = case
+    again = formats.parse_model(formats.format_model(model))
+    assert again.scopes == model.scopes
+    assert all(np.array_equal(a, b) for a, b in zip(again.tables, model.tables))
+    states = np.array(list(itertools.product(*[range(c) for c in model.cards])))
+    batch = log10_likelihood(model, states)
+    assert np.array_equal(batch, [log10_likelihood(model, s) for s in states])
+
+
+def test_likelihood_validates_its_arguments():
+    model = formats.parse_model(TINY)
+    with pytest.raises(ValueError, match="assignment: expected 3 values"):
+        log10_likelihood(model, [0, 1])
+    with pytest.raises(ValueError, match=r"assignment\[2\] = 3 is not below"):
+        log10_likelihood(model, [0, 1, 3])
+    with pytest.raises(ValueError, match="evidence value 1"):
+        log10_likelihood(model, [0, 1, 0], {0: 1})
+    assert log10_likelihood(model, [1, 1, 0]) == -math.inf  # a zero entry
