@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 
 import pytest
 from conftest import load_vectors
@@ -14,10 +13,8 @@ from codascore.srbench import (canonicalize, complexity, feature_absence_score, 
 from codascore.srbench.workers import run_jobs
 
 EF_VARS = [f"x{i}" for i in range(5)]
-# Equivalence against the truths of the *other* exact-formula families costs about 1 s of sympy per pair
-# (the slow simplify path): those ~210 pairs run only with CODASCORE_SLOW=1 (make test-slow); the case's
-# own truth is always checked.
-ALL_TRUTHS = os.environ.get("CODASCORE_SLOW") == "1"
+# Every recorded equivalence is checked, the other families' truths included: those ~210 pairs cost about
+# 1 s of sympy each (the slow simplify path), spread over the worker processes.
 PROPERTY_COLUMNS = {"featureselection": 20, "localopt_easy": 8, "localopt_medium": 9, "localopt_hard": 10}
 
 
@@ -46,19 +43,13 @@ def _evaluate_case(case: dict, truths: dict, bad_features: dict) -> dict:
            "timed_out": model.timed_out, "simplified": str(model.expr)}
     if "equivalent_to" in case:
         out["equivalent_to"] = {name: symbolic_equivalence(_truth(truths[name]), model, EF_VARS, limit)
-                                for name in _truths_checked(case)}
+                                for name in case["equivalent_to"]}
     if "feature_absence" in case:
         out["feature_absence"] = {
             name: feature_absence_score(model, bad_features[name],
                                         [f"x{i + 1}" for i in range(PROPERTY_COLUMNS[name])], limit)
             for name in case["feature_absence"]}
     return out
-
-
-def _truths_checked(case: dict) -> list[str]:
-    if ALL_TRUTHS:
-        return list(case["equivalent_to"])
-    return [case["family"].rsplit("_", 1)[1]]
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +73,7 @@ def test_golden_model_case(case, computed):
     if not case["timed_out"]:
         assert got["simplified"] == case["simplified"]
     if "equivalent_to" in case:
-        assert got["equivalent_to"] == {name: case["equivalent_to"][name] for name in _truths_checked(case)}
+        assert got["equivalent_to"] == case["equivalent_to"]
     for name, expected in case.get("feature_absence", {}).items():
         assert math.isclose(got["feature_absence"][name], expected, rel_tol=1e-9)
 
