@@ -79,7 +79,7 @@ def locate_submission(res_dir: Path, result_files: tuple[str, ...]) -> tuple[Pat
     zipped a wrapper folder (descend once, with a warning). Anything else is a SubmissionError."""
     res_dir = Path(res_dir)
     if not res_dir.is_dir():
-        raise SubmissionError(f"the submission folder res/ is missing")
+        raise SubmissionError("the submission folder res/ is missing")
     if not result_files or _matches(res_dir, result_files):
         return res_dir, []
     entries = [p for p in res_dir.iterdir() if p.name not in WORKER_FILES and not p.name.startswith(".")]

@@ -18,7 +18,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..task import Problems, ReferenceDataError, Result, Section, SubmissionError, Task
+from ..task import Problems, ReferenceDataError, Result, Section, Task
 from . import engine, formats, metrics
 from .formats import AnswerError, FormatError
 
