@@ -75,7 +75,7 @@ EXACT_NAMES = [name for name in sorted(PR_NAMES | MAR_NAMES) if _within_width(na
 def test_the_width_limit_leaves_a_substantial_corpus():
     shared_path("uai2014")
     assert len(EXACT_NAMES) >= 40
-    assert {_folder(name) for name in EXACT_NAMES} == {"PR", "MAR"}
+    assert any(name in PR_NAMES for name in EXACT_NAMES) and any(name in MAR_NAMES for name in EXACT_NAMES)
 
 
 @pytest.mark.parametrize("name", EXACT_NAMES)
