@@ -8,6 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..readers import read_participant_json
 from ..task import Problems, ReferenceDataError, SubmissionError
 from .expressions import ModelSyntaxError, check_model
 
@@ -30,18 +31,7 @@ def read_models(res_dir: Path, expected: dict, feature_names: dict, max_length: 
     "fail_run" counts such runs as failed (returned in the second dict with the reason).
     Returns (models {(dataset, seed): text}, invalid {(dataset, seed): reason}, warnings).
     """
-    path = Path(res_dir) / MODELS_FILE
-    if not path.is_file():
-        raise SubmissionError(f"{MODELS_FILE}: file missing from the submission (expected at the zip's root)")
-    try:
-        data = json.loads(path.read_bytes())
-    except UnicodeDecodeError as exc:
-        raise SubmissionError(f"{MODELS_FILE}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
-    except json.JSONDecodeError as exc:
-        raise SubmissionError(f"{MODELS_FILE}: not valid JSON: {exc.msg} at line {exc.lineno} "
-                              f"column {exc.colno}") from None
-    except RecursionError:
-        raise SubmissionError(f"{MODELS_FILE}: JSON nested too deeply") from None
+    data = read_participant_json(Path(res_dir) / MODELS_FILE, hint=" (expected at the zip's root)")
     problems = Problems()
     entries = _entries(data, problems)
     models, invalid = {}, {}

@@ -16,6 +16,7 @@ from statistics import NormalDist
 
 import numpy as np
 
+from ..readers import read_participant_json
 from ..report import figure_html, new_figure, paragraph, table
 from ..task import Problems, ReferenceDataError, Result, Section, SubmissionError, Task
 from . import metrics
@@ -34,16 +35,7 @@ MIN_BIN_COUNT = 10
 def read_json_object(path: Path) -> dict:
     """A JSON object from a participant's file, or SubmissionError naming the file and the position."""
     name = path.name
-    if not path.is_file():
-        raise SubmissionError(f"{name}: file missing from the submission")
-    try:
-        data = json.loads(path.read_bytes())
-    except UnicodeDecodeError as exc:
-        raise SubmissionError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
-    except json.JSONDecodeError as exc:
-        raise SubmissionError(f"{name}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
-    except RecursionError as exc:
-        raise SubmissionError(f"{name}: JSON nested too deeply") from exc
+    data = read_participant_json(path)
     if not isinstance(data, dict):
         raise SubmissionError(f"{name}: expected a JSON object with keys, found {type(data).__name__}")
     return data
