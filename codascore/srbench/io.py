@@ -20,6 +20,16 @@ def run_key(dataset: str, seed: int) -> str:
     return f"{dataset}/{seed}"
 
 
+def read_submission(res_dir: Path, reference: dict, config: dict) -> dict:
+    """models.json checked against every (dataset, seed) run of the reference (all SRBench tracks):
+    {"models", "invalid", "warnings"} as read_models returns them."""
+    expected = {run_key(d, s): (d, s) for d in reference["specs"] for s in reference["seeds"]}
+    names = {d: spec.feature_names for d, spec in reference["specs"].items()}
+    models, invalid, warnings = read_models(res_dir, expected, names, int(config["max_length"]),
+                                            config["invalid_models"])
+    return {"models": models, "invalid": invalid, "warnings": warnings}
+
+
 def read_models(res_dir: Path, expected: dict, feature_names: dict, max_length: int,
                 invalid_models: str = "reject") -> tuple[dict, dict, list[str]]:
     """Read and validate models.json.

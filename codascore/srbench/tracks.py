@@ -61,11 +61,7 @@ class _ModelsTask(Task):
         return config
 
     def load_submission(self, res_dir: Path, reference: dict, config: dict) -> dict:
-        expected = {io.run_key(d, s): (d, s) for d in reference["specs"] for s in reference["seeds"]}
-        names = {d: spec.feature_names for d, spec in reference["specs"].items()}
-        models, invalid, warnings = io.read_models(res_dir, expected, names, int(config["max_length"]),
-                                                   config["invalid_models"])
-        return {"models": models, "invalid": invalid, "warnings": warnings}
+        return io.read_submission(res_dir, reference, config)
 
     def _score_models(self, reference: dict, submission: dict, config: dict, simplify: bool) -> list[dict]:
         records = score_runs(submission["models"], reference["specs"], reference["data"],
