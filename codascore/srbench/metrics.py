@@ -27,30 +27,43 @@ ROUND_DECIMALS = 3
 
 
 class SimplifyTimeout(Exception):
-    """Raised by the alarm inside a time-limited sympy call (an Exception, like 2022's, on purpose:
-    sympy code that swallows exceptions swallows it the same way)."""
+    """Raised by the alarm inside a time-limited sympy call (an Exception, like 2022's SIGALRM handler)."""
+
+
+#: After the limit, the alarm fires again at this interval until the block has exited: some sympy code
+#: catches Exception and carries on, and a single swallowed alarm would leave the call unbounded.
+ALARM_REPEAT = 0.05
 
 
 @contextlib.contextmanager
 def time_limit(seconds: float | None):
-    """Raise SimplifyTimeout in the block after ``seconds`` of wall time (SIGALRM, main thread only;
-    elsewhere, or with None, the block runs unbounded and the caller's process limit applies)."""
+    """Raise SimplifyTimeout in the block after ``seconds`` of wall time, and again every ALARM_REPEAT
+    seconds until it leaves the block (SIGALRM, main thread only; elsewhere, or with None, the block runs
+    unbounded and the caller's process limit applies)."""
     usable = (seconds is not None and seconds > 0 and hasattr(signal, "setitimer")
               and threading.current_thread() is threading.main_thread())
     if not usable:
         yield
         return
+    armed = True
 
     def on_alarm(signum, frame):
-        raise SimplifyTimeout(f"sympy did not finish within {seconds:g} s")
+        if armed:
+            raise SimplifyTimeout(f"sympy did not finish within {seconds:g} s")
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds, ALARM_REPEAT)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+        while True:  # a repeat may land during the clean-up itself: retry until it is done
+            try:
+                armed = False
+                signal.setitimer(signal.ITIMER_REAL, 0)
+                signal.signal(signal.SIGALRM, previous)
+                break
+            except SimplifyTimeout:
+                continue
 
 
 @dataclasses.dataclass(frozen=True)
