@@ -13,6 +13,7 @@ import numpy as np
 
 from . import metrics
 from .expressions import ModelSyntaxError
+from .io import PREDICTIONS_FILE
 from .workers import Outcome, Progress, run_jobs
 
 
@@ -29,11 +30,13 @@ class DatasetSpec:
 
 @dataclasses.dataclass
 class RunData:
-    """The test split of one (dataset, seed)."""
+    """The test split of one (dataset, seed); y_pred: the fitted estimator's predictions on X_test when
+    accuracy comes from them (accuracy_source: predictions), else None (R² of the model string)."""
 
     seed: int
     X_test: np.ndarray
     y_test: np.ndarray
+    y_pred: np.ndarray | None = None
 
 
 @functools.lru_cache(maxsize=64)
@@ -52,7 +55,15 @@ def property_value(model: metrics.CanonicalModel, spec: DatasetSpec, limit: floa
 
 
 def accuracy(parsed, feature_names: Sequence[str], run: RunData) -> tuple[float | None, str | None]:
-    """(test R², None), or (None, reason) when the predictions are not all finite."""
+    """(test R², None), or (None, reason) when the predictions are not all finite.
+
+    The predictions are run.y_pred when given (the estimator's, recorded by the ingestion), else those of
+    the parsed model compiled to numpy."""
+    if run.y_pred is not None:
+        problem = metrics.predictions_problem(run.y_pred)
+        if problem:
+            return None, f"{PREDICTIONS_FILE}: {problem}"
+        return metrics.r2_score(run.y_test, run.y_pred), None
     try:
         predictions = metrics.compile_model(parsed, feature_names)(run.X_test)
     except Exception as exc:  # e.g. numpy cannot evaluate a function on these inputs
@@ -94,13 +105,20 @@ def evaluate_model(text: str, spec: DatasetSpec, runs: Sequence[RunData], simpli
 
 def score_runs(models: dict, specs: dict, data: dict, simplify_time_limit: float | None, model_time_limit: float,
                workers: int | None = None, progress_label: str | None = "srbench: models scored",
-               strict: bool = True, simplify: bool = True) -> list[dict]:
+               strict: bool = True, simplify: bool = True, predictions: dict | None = None) -> list[dict]:
     """Score every submitted model; one record per (dataset, seed) in ``models``.
 
     models: {(dataset, seed): model string}; specs: {dataset: DatasetSpec}; data: {(dataset, seed): RunData}.
+    predictions: None (R² of the model strings) or {(dataset, seed): y_pred} for every run of ``models``
+    (R² of those predictions; simplicity and property still come from the strings).
     Identical strings on one dataset are scored once. A model whose scoring outlives ``model_time_limit``
     (sympy stuck) is killed with its worker and its runs are failed with that reason.
     """
+    if predictions is not None:
+        unpredicted = sorted(set(models) - set(predictions))
+        if unpredicted:
+            raise ValueError(f"predictions: no y_pred for run {unpredicted[0]} (and {len(unpredicted) - 1} more)")
+        data = {run: dataclasses.replace(split, y_pred=predictions.get(run)) for run, split in data.items()}
     return score_methods({"": models}, specs, data, simplify_time_limit, model_time_limit, workers,
                          progress_label, strict, simplify)[""]
 

@@ -13,6 +13,8 @@ from ..task import Problems, ReferenceDataError, SubmissionError
 from .expressions import ModelSyntaxError, check_model
 
 MODELS_FILE = "models.json"
+#: Written by the ingestion beside models.json: the fitted estimator's test predictions per run.
+PREDICTIONS_FILE = "predictions.json"
 
 
 def run_key(dataset: str, seed: int) -> str:
@@ -27,7 +29,11 @@ def read_submission(res_dir: Path, reference: dict, config: dict) -> dict:
     names = {d: spec.feature_names for d, spec in reference["specs"].items()}
     models, invalid, warnings = read_models(res_dir, expected, names, int(config["max_length"]),
                                             config["invalid_models"])
-    return {"models": models, "invalid": invalid, "warnings": warnings}
+    predictions = None
+    if config.get("accuracy_source") == "predictions":
+        n_test = {run: reference["data"][run].y_test.size for run in expected.values()}
+        predictions = read_predictions(res_dir, expected, [*models, *invalid], n_test)
+    return {"models": models, "invalid": invalid, "warnings": warnings, "predictions": predictions}
 
 
 def read_models(res_dir: Path, expected: dict, feature_names: dict, max_length: int,
@@ -92,6 +98,75 @@ def _entries(data, problems: Problems) -> list[tuple[str, object]]:
                           f"found {type(data).__name__}")
 
 
+def read_predictions(res_dir: Path, expected: dict, runs: list, n_test: dict) -> dict:
+    """Read and validate predictions.json, the fitted estimator's predictions on the test features.
+
+    Format: a JSON object ``{"<dataset>/<seed>": [y_pred per test row, ...], ...}`` holding exactly the
+    runs of models.json (``runs``: their (dataset, seed)), each list as long as that run's test split
+    (``n_test``: {(dataset, seed): rows}). Numbers are JSON numbers; non-finite predictions appear as
+    ``NaN``, ``Infinity`` or ``-Infinity`` (what Python's json writes) and are kept: scoring applies the
+    ``nonfinite_predictions`` rule to them. Returns {(dataset, seed): float64 array}.
+    """
+    hint = (" (accuracy_source: predictions takes R² from the fitted estimator's predictions, which only a "
+            "code submission can provide: the ingestion program runs regressor.py and writes "
+            f"{PREDICTIONS_FILE} beside {MODELS_FILE}; a results submission cannot be scored under this "
+            "setting)")
+    data = read_participant_json(Path(res_dir) / PREDICTIONS_FILE, hint=hint)
+    if not isinstance(data, dict):
+        raise SubmissionError(f"{PREDICTIONS_FILE}: expected a JSON object {{\"<dataset>/<seed>\": [numbers]}}, "
+                              f"found {type(data).__name__}")
+    problems = Problems()
+    predictions = {}
+    for key, values in data.items():
+        if key not in expected:
+            problems.add(f"{PREDICTIONS_FILE}: unknown run {key[:80]!r}")
+            continue
+        run = expected[key]
+        if not isinstance(values, list):
+            problems.add(f"{PREDICTIONS_FILE}: run {key!r}: expected a list of numbers, found "
+                         f"{type(values).__name__}")
+            continue
+        if len(values) != n_test[run]:
+            problems.add(f"{PREDICTIONS_FILE}: run {key!r}: {len(values)} predictions, expected {n_test[run]} "
+                         "(one per test row)")
+            continue
+        bad = next((i for i, v in enumerate(values) if not _is_float64(v)), None)
+        if bad is not None:
+            problems.add(f"{PREDICTIONS_FILE}: run {key!r}: index {bad}: {json.dumps(values[bad])[:40]} is not "
+                         "a number")
+            continue
+        predictions[run] = np.asarray(values, dtype=float)
+    submitted = set(runs)
+    wanted = {run: key for key, run in expected.items() if run in submitted}
+    for run in sorted(set(wanted) - set(predictions)):
+        if wanted[run] not in data:
+            problems.add(f"{PREDICTIONS_FILE}: run {wanted[run]!r} has a model in {MODELS_FILE} but no predictions")
+    for run in sorted(set(predictions) - set(wanted)):
+        problems.add(f"{PREDICTIONS_FILE}: run {run_key(*run)!r} has predictions but no model in {MODELS_FILE}")
+    problems.raise_if_any()
+    return predictions
+
+
+def _is_float64(value) -> bool:
+    """A JSON number that float64 holds (booleans and integers beyond float64's range are not)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
+
+
+def write_predictions(folder: Path, predictions: dict) -> None:
+    """predictions.json from {(dataset, seed): sequence of floats}; floats written exactly (repr), keys in
+    a stable order, non-finite values as NaN / Infinity / -Infinity."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data = {run_key(dataset, seed): [float(v) for v in values]
+            for (dataset, seed), values in sorted(predictions.items())}
+    (folder / PREDICTIONS_FILE).write_text(json.dumps(data) + "\n")
+
+
 def write_models(folder: Path, models: dict) -> None:
     """models.json from {(dataset, seed): text}, keys in a stable order (deterministic bytes)."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -99,30 +174,41 @@ def write_models(folder: Path, models: dict) -> None:
     (folder / MODELS_FILE).write_text(json.dumps(data, indent=1) + "\n")
 
 
-def write_table(path: Path, feature_names: list[str], X: np.ndarray, y: np.ndarray, target: str = "y") -> None:
-    """A CSV with the feature columns then the target (12 significant digits: deterministic, compact)."""
+def write_table(path: Path, feature_names: list[str], X: np.ndarray, y: np.ndarray | None,
+                target: str = "y") -> None:
+    """A CSV with the feature columns then the target (12 significant digits: deterministic, compact);
+    the features only when y is None."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    lines = [",".join([*feature_names, target])]
-    lines += [",".join(f"{v:.12g}" for v in row) for row in np.column_stack([X, y])]
+    lines = [",".join([*feature_names, *([target] if y is not None else [])])]
+    lines += [",".join(f"{v:.12g}" for v in row) for row in (np.column_stack([X, y]) if y is not None else X)]
     path.write_text("\n".join(lines) + "\n")
 
 
 def read_table(path: Path, feature_names: list[str], target: str = "y") -> tuple[np.ndarray, np.ndarray]:
     """(X, y) from a data CSV whose header must be exactly the feature names then the target."""
+    values = _read_matrix(path, [*feature_names, target])
+    return values[:, :-1], values[:, -1]
+
+
+def read_features(path: Path, feature_names: list[str]) -> np.ndarray:
+    """X from a CSV of features only (the test features given to code submissions), header = the names."""
+    return _read_matrix(path, list(feature_names))
+
+
+def _read_matrix(path: Path, expected: list[str]) -> np.ndarray:
     import pandas as pd
 
     try:
         frame = pd.read_csv(path)
     except (OSError, ValueError) as exc:
         raise ReferenceDataError(f"{path.name}: cannot be read: {exc}") from None
-    expected = [*feature_names, target]
     if list(frame.columns) != expected:
         raise ReferenceDataError(f"{path}: columns {list(frame.columns)[:8]} differ from {expected[:8]}")
     values = frame.to_numpy(dtype=float)
     if not np.all(np.isfinite(values)):
         row = int(np.argwhere(~np.isfinite(values))[0][0])
         raise ReferenceDataError(f"{path}: row {row} holds a non-finite value")
-    return values[:, :-1], values[:, -1]
+    return values
 
 
 def read_json(path: Path, what: str):
@@ -132,4 +218,5 @@ def read_json(path: Path, what: str):
         raise ReferenceDataError(f"{what} {Path(path).name}: cannot be read: {exc}") from None
 
 
-__all__ = ["MODELS_FILE", "run_key", "read_models", "write_models", "write_table", "read_table", "read_json"]
+__all__ = ["MODELS_FILE", "PREDICTIONS_FILE", "run_key", "read_models", "read_predictions", "write_models",
+           "write_predictions", "write_table", "read_table", "read_features", "read_json"]

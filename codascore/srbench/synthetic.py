@@ -3,7 +3,9 @@
 Reference data (``ref/``): ``task.yaml``; ``datasets.json`` (per dataset: columns, property, generating
 expression, bad features; the data seeds); ``test/<dataset>/<seed>.csv`` (test splits); ``pool.csv``
 (the per-run results of the reference pool of baseline methods, scored by this same code when the
-reference data was generated). Submission: ``models.json`` = {"<dataset>/<seed>": "<model string>"}.
+reference data was generated). Submission: ``models.json`` = {"<dataset>/<seed>": "<model string>"};
+under ``accuracy_source: predictions`` also ``predictions.json`` = {"<dataset>/<seed>": [y_pred, ...]},
+which the ingestion writes for code submissions (io.read_predictions).
 
 Codabench scores one submission at a time, so the rank-based score ranks the submission within
 pool ∪ {submission} (spec §5); ``codascore srbench rank`` ranks all participants against each other.
@@ -37,15 +39,20 @@ COMMON_DEFAULTS = {
     "invalid_models": "reject",       # "reject": exit 1 listing them; "fail_run": the run counts as failed
     "nonfinite_predictions": "worst",  # "worst": R² = -inf for that run; "missing": the run is missing
     "max_length": 10000,              # longest model string accepted
-    "fit_time_limit": 300.0,          # code submissions: seconds per fit (ingestion)
+    "fit_time_limit": 300.0,          # code submissions: seconds per fit and predict (ingestion)
+    # R² from "string": the model string evaluated on the test features (documented deviation), or
+    # "predictions": the fitted estimator's predictions that the ingestion recorded (2022 code; code
+    # submissions only).
+    "accuracy_source": "string",
 }
+ACCURACY_SOURCES = ("string", "predictions")
 
 
 def check_common_config(config: dict) -> None:
     from .ranking import AGGREGATES, PROFILES
 
     choices = {"aggregate": AGGREGATES, "profile": (None, *PROFILES), "invalid_models": ("reject", "fail_run"),
-               "nonfinite_predictions": ("worst", "missing")}
+               "nonfinite_predictions": ("worst", "missing"), "accuracy_source": ACCURACY_SOURCES}
     for key, allowed in choices.items():
         if key in config and config[key] not in allowed:
             raise ReferenceDataError(f"task.yaml: {key} = {config[key]!r}; allowed: {list(allowed)}")
@@ -129,7 +136,7 @@ class SyntheticTask(Task):
 
         records = score_runs(submission["models"], reference["specs"], reference["data"],
                              float(config["simplify_time_limit"]), float(config["model_time_limit"]),
-                             workers=int(config["workers"]) or None)
+                             workers=int(config["workers"]) or None, predictions=submission.get("predictions"))
         records += [{"dataset": d, "seed": s, "failed": why} for (d, s), why in submission["invalid"].items()]
         submitted = {(r["dataset"], r["seed"]) for r in records}
         records += [{"dataset": d, "seed": s, "failed": "no model submitted"}
@@ -151,8 +158,8 @@ class SyntheticTask(Task):
             "n_unsimplified": float(sum(bool(r.get("timed_out")) for r in records)),
         }
         warnings = list(submission["warnings"]) + _run_warnings(records)
-        details = {"aggregate": config["aggregate"], "profile": config["profile"] or (
-                       "official2022" if config["aggregate"] == "mean" else "seed"),
+        details = {"aggregate": config["aggregate"], "accuracy_source": config["accuracy_source"],
+                   "profile": config["profile"] or ("official2022" if config["aggregate"] == "mean" else "seed"),
                    "pool": {name: float(v) for name, v in final["score"].items()},
                    "per_dataset": _records(per_dataset[per_dataset["algorithm"] == SUBMISSION])}
         instances = [{"id": io.run_key(r["dataset"], r["seed"]), **{k: v for k, v in r.items()

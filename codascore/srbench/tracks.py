@@ -66,7 +66,8 @@ class _ModelsTask(Task):
     def _score_models(self, reference: dict, submission: dict, config: dict, simplify: bool) -> list[dict]:
         records = score_runs(submission["models"], reference["specs"], reference["data"],
                              float(config["simplify_time_limit"]), float(config["model_time_limit"]),
-                             workers=int(config["workers"]) or None, simplify=simplify)
+                             workers=int(config["workers"]) or None, simplify=simplify,
+                             predictions=submission.get("predictions"))
         records += [{"dataset": d, "seed": s, "failed": why} for (d, s), why in submission["invalid"].items()]
         done = {(r["dataset"], r["seed"]) for r in records}
         records += [{"dataset": d, "seed": s, "failed": "no model submitted"}
@@ -131,7 +132,7 @@ class QualificationTask(_ModelsTask):
                   "mean_r2": float(np.clip(_mean([r[1] for r in rows]), -1e6, 1)),
                   "linear_mean_r2": float(np.clip(_mean([r[2] for r in rows]), -1e6, 1)),
                   "n_failed_runs": float(sum("failed" in r or r.get("r2_test") is None for r in records))}
-        details = {"table": rows, "table_header": ["dataset", "mean R² (submission)", "mean R² (LinearRegression)",
+        details = {"accuracy_source": config["accuracy_source"], "table": rows, "table_header": ["dataset", "mean R² (submission)", "mean R² (LinearRegression)",
                                                    "median rank difference"]}
         instances = [{"id": io.run_key(r["dataset"], r["seed"]),
                       **{k: v for k, v in r.items() if k not in ("dataset", "seed")}} for r in records]
@@ -239,7 +240,8 @@ class RealworldTask(_ModelsTask):
                   "n_failed_runs": float(sum("failed" in r or r.get("r2_test") is None for r in records))}
         table_rows = [(r["dataset"], r["r2"], r["simplicity"], r["property"], r["r2_rank"], r["simplicity_rank"],
                        r["property_rank"], r["hmean"]) for r in mine.to_dict("records")]
-        details = {"pool": {k: float(v) for k, v in final["score"].items()}, "table": table_rows,
+        details = {"accuracy_source": config["accuracy_source"],
+                   "pool": {k: float(v) for k, v in final["score"].items()}, "table": table_rows,
                    "table_header": ["dataset", "R² (representative run)", "simplicity", "trust", "rank R²",
                                     "rank simplicity", "rank trust", "harmonic mean"]}
         instances = [{"id": io.run_key(r["dataset"], r["seed"]),
