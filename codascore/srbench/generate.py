@@ -69,6 +69,7 @@ def generate_synthetic(root: Path, task, config: dict, progress=print) -> None:
             specs[dataset] = DatasetSpec(dataset, d.feature_names, d.property, d.truth, d.bad_features)
             io.write_table(inp / "train" / dataset / f"{seed}.csv", d.feature_names, d.X_train, d.y_train)
             io.write_table(ref / "test" / dataset / f"{seed}.csv", d.feature_names, d.X_test, d.y_test)
+            io.write_table(inp / "test" / dataset / f"{seed}.csv", d.feature_names, d.X_test, None)
             data[(dataset, seed)] = RunData(seed, d.X_test, d.y_test)
             baselines["oracle"][(dataset, seed)] = d.truth
             baselines["linear_regression"][(dataset, seed)] = linear_model(d.feature_names, d.X_train, d.y_train)
@@ -139,8 +140,9 @@ def generate_qualification(root: Path, task, config: dict, progress=print) -> No
         entries.append({"name": dataset, "path": f"data/{dataset}.csv", "target": "target"})
         public.append({"name": dataset, "feature_names": columns})
         for seed in QUALIFICATION_SEEDS:
-            X_tr, _, y_tr, _ = train_test_split(X, y, train_size=float(config["train_size"]), random_state=seed)
+            X_tr, X_te, y_tr, _ = train_test_split(X, y, train_size=float(config["train_size"]), random_state=seed)
             io.write_table(inp / "train" / dataset / f"{seed}.csv", columns, X_tr, y_tr)
+            io.write_table(inp / "test" / dataset / f"{seed}.csv", columns, X_te, None)
             linear[(dataset, seed)] = linear_model(columns, X_tr, y_tr)
             polynomial[(dataset, seed)] = polynomial_model(columns, X_tr, y_tr)
     seeds = list(QUALIFICATION_SEEDS)
@@ -183,6 +185,7 @@ def generate_realworld(root: Path, task, config: dict, progress=print) -> None:
         io.write_table(ref / "test" / f"{dataset}.csv", REALWORLD_FEATURES, X_te, y_te)
         for seed in REALWORLD_SEEDS:
             io.write_table(inp / "train" / dataset / f"{seed}.csv", REALWORLD_FEATURES, X_tr, y_tr)
+            io.write_table(inp / "test" / dataset / f"{seed}.csv", REALWORLD_FEATURES, X_te, None)
             data[(dataset, seed)] = RunData(seed, X_te, y_te)
             baselines["linear_regression"][(dataset, seed)] = linear_model(REALWORLD_FEATURES, X_tr, y_tr)
             baselines["constant_mean"][(dataset, seed)] = constant_model(y_tr)

@@ -3,7 +3,10 @@ scikit-learn regressor) and ``model(est, X)`` (the fitted model as a string over
 
 The ingestion program fits a fresh clone of ``est`` on each (dataset, seed) training set in parallel
 worker processes, each fit under ``fit_time_limit`` seconds (the worker and anything it started are
-killed at the limit), and writes models.json exactly as a results submission holds it.
+killed at the limit), and writes models.json exactly as a results submission holds it. When the input
+data holds the test features (``test/<dataset>/<seed>.csv``, no target), the same job, under the same
+limit, also records ``est.predict`` on them: predictions.json, which scoring uses for R² under
+``accuracy_source: predictions`` (the 2022 code's R²). Worker replies are JSON, never pickle.
 """
 
 from __future__ import annotations
@@ -34,15 +37,18 @@ def _participant_module(submission_dir: str):
     return _MODULES[submission_dir]
 
 
-def fit_one(submission_dir: str, train_csv: str, feature_names: list[str]) -> str:
-    """Runs in a worker: fit a clone of est on one training set, return model(est, X) as a string."""
+def fit_one(submission_dir: str, train_csv: str, feature_names: list[str], test_csv: str | None = None) -> dict:
+    """Runs in a worker: fit a clone of est on one training set; return {"model": model(est, X) as a
+    string, "predictions": est.predict on the test features as a list of floats, or None without them}."""
     import copy
 
+    import numpy as np
     import pandas as pd
 
     module = _participant_module(submission_dir)
     X, y = io.read_table(Path(train_csv), feature_names)
     frame = pd.DataFrame(X, columns=feature_names)
+    test = pd.DataFrame(io.read_features(Path(test_csv), feature_names), columns=feature_names) if test_csv else None
     try:
         from sklearn.base import clone
 
@@ -54,29 +60,66 @@ def fit_one(submission_dir: str, train_csv: str, feature_names: list[str]) -> st
     text = module.model(est, frame) if takes_x else module.model(est)
     if not isinstance(text, str):
         raise TypeError(f"model(est, X) returned {type(text).__name__}, not a string")
-    return text
+    predictions = None
+    if test is not None:
+        predictions = np.asarray(est.predict(test), dtype=float)
+        if predictions.shape not in ((len(test),), (len(test), 1)):
+            raise ValueError(f"est.predict returned shape {predictions.shape} for {len(test)} test rows; "
+                             f"expected ({len(test)},)")
+        predictions = predictions.ravel().tolist()  # unrounded: JSON writes float64 exactly
+    return {"model": text, "predictions": predictions}
+
+
+def fit_reply_problem(value, n_test: int | None) -> str | None:
+    """Why a worker's reply is not {"model": str, "predictions": n_test floats (or None)}: the worker ran
+    participant code, so the parent checks the shape of what came back before writing it."""
+    if not isinstance(value, dict) or not isinstance(value.get("model"), str):
+        return "the worker's reply holds no model string"
+    predictions = value.get("predictions")
+    if n_test is None:
+        return None
+    if not isinstance(predictions, list) or len(predictions) != n_test:
+        return f"the worker's reply holds no list of {n_test} predictions"
+    if not all(isinstance(v, float) or (isinstance(v, int) and not isinstance(v, bool)) for v in predictions):
+        return "the worker's predictions are not all numbers"
+    return None
 
 
 def ingest_models(input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
-    """Fit every (dataset, seed) of input_dir/datasets.json; write output_dir/models.json."""
+    """Fit every (dataset, seed) of input_dir/datasets.json; write output_dir/models.json, and
+    predictions.json when the input data holds the test features."""
     if not (submission_dir / REGRESSOR_FILE).is_file():
         return  # a results submission: the worker copies its files itself
     meta = io.read_json(input_dir / "datasets.json", "input data")
-    jobs, keys = [], []
+    jobs, keys, n_test = [], [], {}
     for dataset in meta["datasets"]:
         for seed in meta["seeds"]:
             train = input_dir / "train" / dataset["name"] / f"{seed}.csv"
-            jobs.append((str(submission_dir.resolve()), str(train), list(dataset["feature_names"])))
-            keys.append((dataset["name"], int(seed)))
+            test = input_dir / "test" / dataset["name"] / f"{seed}.csv"
+            key = (dataset["name"], int(seed))
+            if test.is_file():
+                n_test[key] = len(io.read_features(test, list(dataset["feature_names"])))
+            jobs.append((str(submission_dir.resolve()), str(train), list(dataset["feature_names"]),
+                         str(test) if test.is_file() else None))
+            keys.append(key)
     outcomes = run_jobs(fit_one, jobs, time_limit=float(config["fit_time_limit"]),
                         n_workers=int(config.get("workers") or 0) or None,
                         progress=Progress("srbench ingestion: fits", len(jobs)))
-    models = {key: o.value for key, o in zip(keys, outcomes) if o.status == "ok"}
-    failures = [(key, o) for key, o in zip(keys, outcomes) if o.status != "ok"]
-    for (dataset, seed), outcome in failures[:5]:
-        print(f"srbench ingestion: {dataset}/{seed} failed: {outcome.message}", file=sys.stderr)
+    models, predictions, failures = {}, {}, []
+    for key, outcome in zip(keys, outcomes):
+        problem = fit_reply_problem(outcome.value, n_test.get(key)) if outcome.status == "ok" else outcome.message
+        if problem:
+            failures.append((key, problem))
+            continue
+        models[key] = outcome.value["model"]
+        if key in n_test:
+            predictions[key] = outcome.value["predictions"]
+    for (dataset, seed), message in failures[:5]:
+        print(f"srbench ingestion: {dataset}/{seed} failed: {message}", file=sys.stderr)
     if not models:
-        (dataset, seed), outcome = failures[0]
+        (dataset, seed), message = failures[0]
         raise SubmissionError([f"{REGRESSOR_FILE}: every fit failed; the first ({dataset}/{seed}):",
-                               *outcome.message.splitlines()])
+                               *message.splitlines()])
     io.write_models(output_dir, models)
+    if predictions:
+        io.write_predictions(output_dir, predictions)
