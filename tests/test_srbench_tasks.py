@@ -19,15 +19,19 @@ SMALL = {"datasets": ["exact_formula_easier", "featureselection_easy", "localopt
                       "noise_easy"], "seeds": [2082, 3946], "max_rows": 40}
 
 
-@pytest.fixture(scope="module")
-def root(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("srbench")
+def make_bundle(root: Path, config: dict) -> Path:
+    """The programs and the generated data of srbench.synthetic under root, as the local runner wants them."""
     project = bundle.project_root()
     for program in ("scoring_program", "ingestion_program"):
         shutil.copytree(project / program, root / program)
     task = get_task(TASK)
-    task.generate(root, task.load_config(SMALL), progress=lambda message: None)
+    task.generate(root, task.load_config(config), progress=lambda message: None)
     return root
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory) -> Path:
+    return make_bundle(tmp_path_factory.mktemp("srbench"), SMALL)
 
 
 def _run(root: Path, sample: str, tmp_path: Path):
