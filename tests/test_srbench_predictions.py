@@ -52,10 +52,12 @@ def intercept_only(tmp_path_factory) -> Path:
 
 
 def _with_source(root: Path, dest: Path, source: str) -> Path:
-    """A copy of the bundle whose reference task.yaml sets accuracy_source."""
+    """A copy of the bundle whose task.yaml files (reference and input data) set accuracy_source."""
     shutil.copytree(root, dest)
-    path = dest / "reference_data" / TASK / "task.yaml"
-    path.write_text(yaml.safe_dump({**yaml.safe_load(path.read_text()), "accuracy_source": source}, sort_keys=False))
+    for folder in ("reference_data", "input_data"):
+        path = dest / folder / TASK / "task.yaml"
+        path.write_text(yaml.safe_dump({**yaml.safe_load(path.read_text()), "accuracy_source": source},
+                                       sort_keys=False))
     return dest
 
 
@@ -137,9 +139,10 @@ def test_other_tracks_take_r2_from_the_ingested_predictions(name, intercept_only
     task.generate(tmp_path, task.load_config({"max_rows": 60} if name.endswith("realworld") else {}),
                   progress=lambda message: None)
     raw = yaml.safe_load((tmp_path / "input_data" / name / "task.yaml").read_text())
+    assert raw["accuracy_source"] == "string"  # the generator's default
     output = tmp_path / "output"
     task.ingest(tmp_path / "input_data" / name, output, intercept_only,
-                task.load_config({k: v for k, v in raw.items() if k != "task"}))
+                task.load_config({**{k: v for k, v in raw.items() if k != "task"}, "accuracy_source": "predictions"}))
     results = {}
     for source in ("string", "predictions"):
         config = task.load_config({"accuracy_source": source})
@@ -271,7 +274,30 @@ def test_predict_runs_in_the_fit_job_under_its_time_limit(root, tmp_path, predic
         f"    def predict(self, X):\n        {predict}\n\n\n"
         "est = Regressor()\n\n\ndef model(est, X=None):\n    return 'x1'\n")
     task = get_task(TASK)
-    config = task.load_config({"fit_time_limit": 2.0})
+    config = task.load_config({"fit_time_limit": 2.0, "accuracy_source": "predictions"})
     with pytest.raises(SubmissionError, match=message):
         task.ingest(root / "input_data" / TASK, tmp_path / "out", folder, config)
     assert not (tmp_path / "out" / io.PREDICTIONS_FILE).exists()
+
+
+def test_default_ingestion_never_calls_predict(root, tmp_path):
+    folder = tmp_path / "code"
+    folder.mkdir()
+    (folder / "regressor.py").write_text(
+        "from sklearn.linear_model import LinearRegression\n\n\n"
+        "class Regressor(LinearRegression):\n"
+        "    def predict(self, X):\n        raise RuntimeError('predict called')\n\n\n"
+        "est = Regressor()\n\n\ndef model(est, X=None):\n    return 'x1'\n")
+    task = get_task(TASK)
+    task.ingest(root / "input_data" / TASK, tmp_path / "out", folder, task.load_config({}))
+    assert set(json.loads((tmp_path / "out" / io.MODELS_FILE).read_text())) == {io.run_key(*run) for run in RUNS}
+    assert not (tmp_path / "out" / io.PREDICTIONS_FILE).exists()
+
+
+def test_missing_test_features_under_predictions_is_an_organiser_error(root, intercept_only, tmp_path):
+    inputs = tmp_path / "input"
+    shutil.copytree(root / "input_data" / TASK, inputs)
+    (inputs / "test" / "noise_easy" / "3946.csv").unlink()
+    task = get_task(TASK)
+    with pytest.raises(ReferenceDataError, match="test/noise_easy/3946.csv"):
+        task.ingest(inputs, tmp_path / "out", intercept_only, task.load_config({"accuracy_source": "predictions"}))

@@ -43,6 +43,16 @@ def write_yaml(path: Path, data: dict) -> None:
     path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
+#: The task.yaml parameters the ingestion program uses (input_data/<task>/task.yaml).
+INGESTION_KEYS = ("fit_time_limit", "workers", "max_length", "accuracy_source")
+
+
+def write_input_yaml(inp: Path, name: str, config: dict) -> None:
+    """input_data's task.yaml: what the ingestion needs (accuracy_source: predictions makes it record
+    est.predict on the test features)."""
+    write_yaml(inp / "task.yaml", {"task": name, **{key: config[key] for key in INGESTION_KEYS}})
+
+
 def _clean(folder: Path) -> Path:
     if folder.exists():
         shutil.rmtree(folder)
@@ -94,8 +104,7 @@ def generate_synthetic(root: Path, task, config: dict, progress=print) -> None:
     write_pool(ref / "pool.csv", pool)
     generation_only = ("max_rows", "datasets", "seeds")
     write_yaml(ref / "task.yaml", {"task": name, **{k: v for k, v in config.items() if k not in generation_only}})
-    write_yaml(inp / "task.yaml", {"task": name, "fit_time_limit": config["fit_time_limit"],
-                                   "workers": config["workers"], "max_length": config["max_length"]})
+    write_input_yaml(inp, name, config)
 
     _write_common_samples(samples, baselines["linear_regression"], baselines["polynomial"])
     io.write_models(samples / "true_formulas", baselines["oracle"])
@@ -149,8 +158,7 @@ def generate_qualification(root: Path, task, config: dict, progress=print) -> No
     (ref / "datasets.json").write_text(json.dumps({"seeds": seeds, "datasets": entries}, indent=1) + "\n")
     (inp / "datasets.json").write_text(json.dumps({"seeds": seeds, "datasets": public}, indent=1) + "\n")
     write_yaml(ref / "task.yaml", {"task": name, **config})
-    write_yaml(inp / "task.yaml", {"task": name, "fit_time_limit": config["fit_time_limit"],
-                                   "workers": config["workers"], "max_length": config["max_length"]})
+    write_input_yaml(inp, name, config)
     _write_common_samples(root / "sample_submissions" / name, linear, polynomial)
     progress(f"{name}: reference data, input data and samples written")
 
@@ -203,8 +211,7 @@ def generate_realworld(root: Path, task, config: dict, progress=print) -> None:
     lines = ["task,method,trust"] + [f"{d},{m},{t}" for d in specs for m, t in DEMO_TRUST.items()]
     (ref / "expert.csv").write_text("\n".join(lines) + "\n")
     write_yaml(ref / "task.yaml", {"task": name, **{k: v for k, v in config.items() if k != "max_rows"}})
-    write_yaml(inp / "task.yaml", {"task": name, "fit_time_limit": config["fit_time_limit"],
-                                   "workers": config["workers"], "max_length": config["max_length"]})
+    write_input_yaml(inp, name, config)
     _write_common_samples(root / "sample_submissions" / name, baselines["linear_regression"],
                           baselines["polynomial"])
     progress(f"{name}: reference data, input data and samples written")

@@ -3,10 +3,11 @@ scikit-learn regressor) and ``model(est, X)`` (the fitted model as a string over
 
 The ingestion program fits a fresh clone of ``est`` on each (dataset, seed) training set in parallel
 worker processes, each fit under ``fit_time_limit`` seconds (the worker and anything it started are
-killed at the limit), and writes models.json exactly as a results submission holds it. When the input
-data holds the test features (``test/<dataset>/<seed>.csv``, no target), the same job, under the same
-limit, also records ``est.predict`` on them: predictions.json, which scoring uses for R² under
-``accuracy_source: predictions`` (the 2022 code's R²). Worker replies are JSON, never pickle.
+killed at the limit), and writes models.json exactly as a results submission holds it. Under
+``accuracy_source: predictions`` (input_data's task.yaml) the same job, under the same limit, also
+records ``est.predict`` on the run's test features (``test/<dataset>/<seed>.csv``, no target) in
+predictions.json, from which scoring then takes R² (the 2022 code's r2_test); with the default
+``string``, predict is never called. Worker replies are JSON, never pickle.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import inspect
 import sys
 from pathlib import Path
 
-from ..task import SubmissionError
+from ..task import ReferenceDataError, SubmissionError
 from . import io
 from .workers import Progress, run_jobs
 
@@ -87,20 +88,24 @@ def fit_reply_problem(value, n_test: int | None) -> str | None:
 
 def ingest_models(input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
     """Fit every (dataset, seed) of input_dir/datasets.json; write output_dir/models.json, and
-    predictions.json when the input data holds the test features."""
+    predictions.json under accuracy_source: predictions."""
     if not (submission_dir / REGRESSOR_FILE).is_file():
         return  # a results submission: the worker copies its files itself
     meta = io.read_json(input_dir / "datasets.json", "input data")
+    predict = config.get("accuracy_source") == "predictions"
     jobs, keys, n_test = [], [], {}
     for dataset in meta["datasets"]:
         for seed in meta["seeds"]:
             train = input_dir / "train" / dataset["name"] / f"{seed}.csv"
             test = input_dir / "test" / dataset["name"] / f"{seed}.csv"
             key = (dataset["name"], int(seed))
-            if test.is_file():
+            if predict:
+                if not test.is_file():
+                    raise ReferenceDataError(f"input data: test/{dataset['name']}/{seed}.csv is missing; "
+                                             "accuracy_source: predictions needs every run's test features")
                 n_test[key] = len(io.read_features(test, list(dataset["feature_names"])))
             jobs.append((str(submission_dir.resolve()), str(train), list(dataset["feature_names"]),
-                         str(test) if test.is_file() else None))
+                         str(test) if predict else None))
             keys.append(key)
     outcomes = run_jobs(fit_one, jobs, time_limit=float(config["fit_time_limit"]),
                         n_workers=int(config.get("workers") or 0) or None,

@@ -110,7 +110,7 @@ def read_predictions(res_dir: Path, expected: dict, runs: list, n_test: dict) ->
     hint = (" (accuracy_source: predictions takes R² from the fitted estimator's predictions, which only a "
             "code submission can provide: the ingestion program runs regressor.py and writes "
             f"{PREDICTIONS_FILE} beside {MODELS_FILE}; a results submission cannot be scored under this "
-            "setting)")
+            "setting. Organisers: input_data's task.yaml must say accuracy_source: predictions too)")
     data = read_participant_json(Path(res_dir) / PREDICTIONS_FILE, hint=hint)
     if not isinstance(data, dict):
         raise SubmissionError(f"{PREDICTIONS_FILE}: expected a JSON object {{\"<dataset>/<seed>\": [numbers]}}, "
