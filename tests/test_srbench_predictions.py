@@ -95,6 +95,8 @@ def test_code_submission_r2_comes_from_predict_and_the_default_from_the_string(r
         # simplicity comes from the string under both sources
         assert predicted[key]["simplicity"] == stated[key]["simplicity"] == -0.0
     assert by_predict.scores["mean_r2"] > by_string.scores["mean_r2"] + 0.1
+    html = (by_predict.run_dir / "scoring" / "output" / "detailed_results.html").read_text()
+    assert "Accuracy: R² of the fitted estimator&#x27;s predictions" in html
     written = by_predict.run_dir / "prediction" / "output"
     models = json.loads((written / io.MODELS_FILE).read_text())
     predictions = json.loads((written / io.PREDICTIONS_FILE).read_text())

@@ -15,6 +15,13 @@ def _fmt(value, digits: int = 4):
     return value
 
 
+ACCURACY_SOURCE_TEXT = {
+    "string": "Accuracy: R² of each model string evaluated on the test features.",
+    "predictions": "Accuracy: R² of the fitted estimator's predictions on the test features (recorded by the "
+                   "ingestion program); simplicity and property come from the model strings.",
+}
+
+
 def synthetic_report(result: Result, submission_name: str = "submission") -> list[Section]:
     per_dataset = result.details.get("per_dataset", [])
     rows = [(r["dataset"], _fmt(r.get("r2")), _fmt(r.get("simplicity")), _fmt(r.get("property")),
@@ -23,7 +30,8 @@ def synthetic_report(result: Result, submission_name: str = "submission") -> lis
     sections = [Section("Per dataset", paragraph(
         f"Aggregate over runs: {result.details.get('aggregate')} (missing values: {result.details.get('profile')} "
         "profile). Ranks are n_algs − dense rank within the reference pool plus this submission; the "
-        "dataset score is the harmonic mean of the three ranks.")
+        "dataset score is the harmonic mean of the three ranks. "
+        + ACCURACY_SOURCE_TEXT.get(result.details.get("accuracy_source"), ""))
         + table(rows, ["dataset", "accuracy (R²)", "simplicity", "property", "rank accuracy",
                        "rank simplicity", "rank property", "harmonic mean"]))]
     pool = result.details.get("pool", {})

@@ -80,10 +80,12 @@ class _ModelsTask(Task):
         ingest_models(Path(input_dir), Path(output_dir), Path(submission_dir), config)
 
     def report(self, result: Result, reference, submission, config) -> list[Section]:
-        from ..report import table
+        from ..report import paragraph, table
+        from .report import ACCURACY_SOURCE_TEXT
 
         header = list(result.details["table_header"])
-        return [Section("Per dataset", table(result.details["table"], header))]
+        note = ACCURACY_SOURCE_TEXT.get(result.details.get("accuracy_source"), "")
+        return [Section("Per dataset", paragraph(note) + table(result.details["table"], header))]
 
 
 # --------------------------------------------------------------------------- qualification
