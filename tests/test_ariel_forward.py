@@ -1,9 +1,6 @@
-"""Ariel forward models: the Ariel grid, the builtin analytic model's physics, the TauREx adapter."""
+"""Ariel forward models: the Ariel grid and the builtin analytic model's physics (TauREx: test_ariel_taurex.py)."""
 
 from __future__ import annotations
-
-import importlib.util
-import os
 
 import numpy as np
 import pytest
@@ -88,24 +85,3 @@ def test_official_method_blends_ten_levels(model):
     np.testing.assert_allclose(spectra[0], (1 - f) * fm_rows[i] + f * fm_rows[j])
     with pytest.raises(ValueError, match="spectral_method"):
         posterior_spectra(model, trace, weights, SUN, MJ, 0.5, method="nope")
-
-
-def test_taurex_adapter_when_installed_and_configured():
-    pytest.importorskip("taurex")
-    xsec, cia = os.environ.get("CODASCORE_TAUREX_XSEC"), os.environ.get("CODASCORE_TAUREX_CIA")
-    if not (xsec and cia):
-        pytest.skip("set CODASCORE_TAUREX_XSEC and CODASCORE_TAUREX_CIA to test the TauREx adapter")
-    model = forward.make_forward_model({"forward_model": "taurex", "taurex_opacity_path": xsec,
-                                        "taurex_cia_path": cia})
-    depth = model.spectra(BASE, SUN, MJ)
-    builtin = BuiltinForwardModel().spectra(BASE, SUN, MJ)
-    assert depth.shape == (1, 52) and np.all(np.isfinite(depth))
-    # same radius/star scaling: the continuum level agrees with the approximation within a factor 1.5
-    assert 1 / 1.5 < np.median(depth / builtin) < 1.5
-
-
-def test_taurex_adapter_without_taurex_explains():
-    if importlib.util.find_spec("taurex") is not None:
-        pytest.skip("taurex is installed")
-    with pytest.raises(RuntimeError, match="taurex is not installed"):
-        forward.make_forward_model({"forward_model": "taurex"})

@@ -25,6 +25,8 @@ handful of (K, 52) array operations, hence >1e5 spectra per second on one core.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 
 from .metrics import N_BINS, N_TARGETS
@@ -64,6 +66,8 @@ TAU_EQ = float(np.exp(-np.euler_gamma))
 T_MIN = 1.0  # K; the prior allows T = 0, where the atmosphere has no height
 
 MOLECULES = ("H2O", "CO2", "CO", "CH4", "NH3")
+CIA_PAIRS = ("H2-H2", "H2-He")
+N_LAYERS = 100
 MOLAR_MASS = {"H2O": 18.015, "CO2": 44.01, "CO": 28.01, "CH4": 16.04, "NH3": 17.031, "H2": 2.016,
               "He": 4.0026}
 
@@ -91,17 +95,24 @@ CIA_BANDS = {
 }
 
 
-def _bin_average(floor_and_bands, samples_per_bin: int = 64) -> np.ndarray:
-    """Average a band model (floor + Gaussians in wavenumber) over each Ariel bin, on a fine
-    wavenumber grid spanning the bin."""
+def band_cross_section(floor_and_bands, wavenumber, broadening=1.0) -> np.ndarray:
+    """A band model of :data:`MOLECULAR_BANDS` / :data:`CIA_BANDS` (floor + Gaussians in wavenumber)
+    at ``wavenumber`` (cm^-1, any shape), in the table's units (cm^2 or cm^5). ``broadening`` widens every
+    band by that factor at constant band-integrated strength (peak divided by it); 1 is the table."""
     floor, bands = floor_and_bands
-    offsets = (np.arange(samples_per_bin) + 0.5) / samples_per_bin - 0.5
-    wl = WAVELENGTH_UM[:, None] + offsets[None, :] * WIDTH_UM[:, None]
-    nu = 1e4 / wl
+    nu = np.asarray(wavenumber, dtype=np.float64)
     total = np.full(nu.shape, floor)
     for centre_um, peak, sigma_cm in bands:
-        total += peak * np.exp(-0.5 * ((nu - 1e4 / centre_um) / sigma_cm) ** 2)
-    return total.mean(axis=1)
+        width = sigma_cm * broadening
+        total += peak / broadening * np.exp(-0.5 * ((nu - 1e4 / centre_um) / width) ** 2)
+    return total
+
+
+def _bin_average(floor_and_bands, samples_per_bin: int = 64) -> np.ndarray:
+    """Average a band model over each Ariel bin, on a fine wavenumber grid spanning the bin."""
+    offsets = (np.arange(samples_per_bin) + 0.5) / samples_per_bin - 0.5
+    wl = WAVELENGTH_UM[:, None] + offsets[None, :] * WIDTH_UM[:, None]
+    return band_cross_section(floor_and_bands, 1e4 / wl).mean(axis=1)
 
 
 def opacity_table() -> dict[str, np.ndarray]:
@@ -182,12 +193,23 @@ class BuiltinForwardModel:
 class TaurexForwardModel:
     """The official set-up (spec section 5) on TauREx 3: transmission model, isothermal, H2/He fill
     (He/H2 0.17), 5 constant gases, absorption + Rayleigh + CIA (H2-H2, H2-He), 100 layers from 1e-5 to
-    1e6 Pa, binned onto the Ariel grid (returned in ascending wavelength like the builtin model).
-    Needs ``taurex`` importable and the organisers' cross-section and CIA folders."""
+    1e6 Pa, binned with TauREx's flux binner onto the Ariel grid and returned in ascending wavelength like
+    the builtin model.
+
+    Needs ``taurex`` importable and a cross-section folder (one HDF5 file per molecule) and a CIA folder
+    (HITRAN ``H2-H2_*.cia``, ``H2-He_*.cia``): the organisers' line lists, or for a smoke test the files of
+    :func:`codascore.ariel.taurex_files.write_synthetic_opacities`. Set-up problems raise
+    ReferenceDataError (an organiser's error). TauREx keeps its opacity and CIA caches process-wide, so
+    building a model here empties them and points them at this model's folders.
+
+    One deliberate difference from the official code: T is raised to ``T_MIN`` (1 K) as in the builtin
+    model, because TauREx returns NaN at T = 0, which the prior allows."""
 
     name = "taurex"
 
-    def __init__(self, opacity_path: str, cia_path: str):
+    def __init__(self, opacity_path, cia_path):
+        from ..task import ReferenceDataError
+
         try:
             from taurex.binning import FluxBinner
             from taurex.cache import CIACache, OpacityCache
@@ -199,42 +221,88 @@ class TaurexForwardModel:
             from taurex.stellar import BlackbodyStar
             from taurex.temperature import Isothermal
         except ImportError as exc:
-            raise RuntimeError("forward_model: taurex is not installed (pip install taurex)") from exc
-        if not opacity_path or not cia_path:
-            raise RuntimeError("forward_model taurex needs taurex_opacity_path and taurex_cia_path")
-        OpacityCache().set_opacity_path(str(opacity_path))
-        CIACache().set_cia_path(str(cia_path))
+            raise ReferenceDataError(f"forward_model: taurex is not installed (pip install taurex): {exc}") from exc
+        folders = {}
+        for key, value in (("taurex_opacity_path", opacity_path), ("taurex_cia_path", cia_path)):
+            if not value:
+                raise ReferenceDataError(f"task.yaml: forward_model taurex needs {key} (a folder)")
+            folder = Path(value).expanduser()
+            if not folder.is_dir():
+                raise ReferenceDataError(f"task.yaml: {key} = {str(value)!r} is not a folder")
+            folders[key] = folder
+
+        opacities, cia = OpacityCache(), CIACache()
+        opacities.clear_cache()
+        cia.cia_dict.clear()
+        opacities.set_opacity_path(str(folders["taurex_opacity_path"]))
+        cia.set_cia_path(str(folders["taurex_cia_path"]))
+        # Load every table now so that a missing file is reported here, by name, not in the first run.
+        self._xsec = {m: _load_or_explain(opacities, m, "taurex_opacity_path", folders,
+                                          f"HDF5 cross-section file (*.h5) whose mol_name is {m!r}")
+                      for m in MOLECULES}
+        self._cia = {pair: _load_or_explain(cia, pair, "taurex_cia_path", folders,
+                                            f"HITRAN CIA file {pair}_*.cia")
+                     for pair in CIA_PAIRS}
+
         chemistry = TaurexChemistry(fill_gases=["H2", "He"], ratio=HE_H2_RATIO)
         for molecule in MOLECULES:
             chemistry.addGas(ConstantGas(molecule, mix_ratio=1e-5))
-        self.model = TransmissionModel(planet=Planet(planet_radius=1, planet_mass=1),
-                                       temperature_profile=Isothermal(T=1000), chemistry=chemistry,
-                                       star=BlackbodyStar(radius=1), atm_min_pressure=P_TOP,
-                                       atm_max_pressure=P_SURFACE, nlayers=100)
+        self.model = TransmissionModel(planet=Planet(planet_radius=1.0, planet_mass=1.0),
+                                       temperature_profile=Isothermal(T=1000.0), chemistry=chemistry,
+                                       star=BlackbodyStar(radius=1.0), atm_min_pressure=P_TOP,
+                                       atm_max_pressure=P_SURFACE, nlayers=N_LAYERS)
         self.model.add_contribution(AbsorptionContribution())
         self.model.add_contribution(RayleighContribution())
-        self.model.add_contribution(CIAContribution(cia_pairs=["H2-H2", "H2-He"]))
+        self.model.add_contribution(CIAContribution(cia_pairs=list(CIA_PAIRS)))
         self.model.build()
+        # The binner sorts its grid by wavenumber (descending wavelength); _order maps it back.
         wavenumber = 1e4 / WAVELENGTH_UM
-        order = np.argsort(wavenumber)
-        self._order = order
-        self.binner = FluxBinner(wngrid=wavenumber[order], wngrid_width=(1e4 * WIDTH_UM / WAVELENGTH_UM ** 2)[order])
+        self._order = np.argsort(wavenumber)
+        self.binner = FluxBinner(wngrid=wavenumber[self._order],
+                                 wngrid_width=(1e4 * WIDTH_UM / WAVELENGTH_UM ** 2)[self._order])
 
-    def spectra(self, params, star_radius_m: float, planet_mass_kg: float) -> np.ndarray:
+    def spectra(self, params, star_radius_m, planet_mass_kg) -> np.ndarray:
+        """(K, 52) transit depths, same arguments and order as :meth:`BuiltinForwardModel.spectra`
+        (one TauREx run per row)."""
         from .metrics import clip_to_prior
 
         p = clip_to_prior(_as_params(params))
-        self.model.star._radius = star_radius_m / RSOL_AUX * RSOL_TAUREX
-        self.model["planet_mass"] = planet_mass_kg / MJUP
-        out = np.empty((p.shape[0], N_BINS))
+        n = p.shape[0]
+        star_radius = np.broadcast_to(_positive_column("star_radius_m", star_radius_m, n), (n, 1))[:, 0]
+        planet_mass = np.broadcast_to(_positive_column("planet_mass_kg", planet_mass_kg, n), (n, 1))[:, 0]
+        out = np.empty((n, N_BINS))
+        self._activate()
         for k, row in enumerate(p):
+            # Official round trip: the table's metres / 696,340,000 in solar radii, times TauREx's RSOL.
+            self.model.star._radius = star_radius[k] / RSOL_AUX * RSOL_TAUREX
+            self.model["planet_mass"] = planet_mass[k] / MJUP
             self.model["planet_radius"] = row[0]
-            self.model["T"] = row[1]
+            self.model["T"] = max(row[1], T_MIN)
             for molecule, log_mix in zip(MOLECULES, row[2:]):
                 self.model[molecule] = 10.0 ** log_mix
-            binned = self.binner.bin_model(self.model.model())[1]  # ascending wavenumber
-            out[k, self._order] = binned
+            out[k, self._order] = self.binner.bin_model(self.model.model())[1]
         return out
+
+
+    def _activate(self) -> None:
+        """Put this model's tables back into TauREx's process-wide caches if another instance (built
+        on other folders) has replaced them since: TauREx looks them up on every run."""
+        from taurex.cache import CIACache, OpacityCache
+
+        for current, tables in ((OpacityCache().opacity_dict, self._xsec), (CIACache().cia_dict, self._cia)):
+            if any(current.get(name) is not table for name, table in tables.items()):
+                current.clear()
+                current.update(tables)
+
+
+def _load_or_explain(cache, name: str, key: str, folders: dict, what: str):
+    from ..task import ReferenceDataError
+
+    try:
+        return cache[name]
+    except Exception as exc:  # TauREx raises a bare Exception for a missing table
+        raise ReferenceDataError(f"task.yaml: {key} = {str(folders[key])!r} has no {what} "
+                                 f"(TauREx: {exc})") from exc
 
 
 def make_forward_model(config: dict):
