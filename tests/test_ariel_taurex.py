@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import sys
 
 import h5py
@@ -194,3 +195,29 @@ def test_organisers_real_line_lists_when_given():
     depth = make_forward_model(_config(xsec, cia)).spectra(BASE, SUN, MJ)
     assert depth.shape == (1, 52) and np.all(np.isfinite(depth))
     assert 1 / 1.5 < np.median(depth / BuiltinForwardModel().spectra(BASE, SUN, MJ)) < 1.5
+
+
+def test_cli_taurex_check(tmp_path, capsys):
+    pytest.importorskip("taurex", reason=NO_TAUREX)
+    from codascore.cli import main
+
+    assert main(["ariel", "taurex-check", "--synthetic", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert len(list((tmp_path / "xsec").glob("*.h5"))) == 5
+    summary = re.search(r"taurex / builtin: min ([\d.]+), median ([\d.]+), max ([\d.]+)", out)
+    assert summary and all(0.95 < float(x) < 1.05 for x in summary.groups())
+    assert len([line for line in out.splitlines() if re.match(r" *\d+\.\d{4} ", line)]) == 52
+    assert main(["ariel", "taurex-check", "--xsec", str(tmp_path / "xsec"), "--cia", str(tmp_path / "no")]) == 2
+    assert "taurex_cia_path" in capsys.readouterr().err
+    assert main(["ariel", "taurex-check", "--xsec", str(tmp_path / "xsec")]) == 2
+
+
+def test_frozen_gt_spectra_record_the_line_list_folders():
+    """GT spectra frozen with TauREx on one set of line lists must not be reused with another."""
+    from codascore.ariel.task import FROZEN_KEYS, TASKS, frozen_meta
+
+    config = TASKS["ariel.retrieval"].load_config({"task": "ariel.retrieval"})
+    assert tuple(frozen_meta(config)) == FROZEN_KEYS  # builtin references are unchanged
+    a = frozen_meta({**config, **_config("lists/a/xsec", "lists/a/cia")})
+    b = frozen_meta({**config, **_config("lists/b/xsec", "lists/a/cia")})
+    assert a != b and a["taurex_opacity_path"] == "lists/a/xsec"

@@ -29,6 +29,7 @@ from .summaries import median_and_bound, posterior_spectra, spectral_quartiles
 
 GT_STEMS = ("ground_truth.hdf5", "ground_truth.h5", "ground_truth.npz")
 FROZEN_KEYS = ("seed", "spectral_samples", "argsort_compat", "forward_model")
+TAUREX_KEYS = ("taurex_opacity_path", "taurex_cia_path")
 
 
 @dataclasses.dataclass
@@ -194,8 +195,10 @@ def _spectra(forward_model, trace, weights, aux, u, config):
 
 
 def frozen_meta(config: dict) -> dict:
-    """The settings GT quartile spectra depend on (stored beside them, compared at scoring time)."""
-    return {key: config[key] for key in FROZEN_KEYS}
+    """The settings GT quartile spectra depend on (stored beside them, compared at scoring time). With
+    TauREx they also depend on the line-list folders; builtin references keep their meta unchanged."""
+    keys = FROZEN_KEYS + (TAUREX_KEYS if config["forward_model"] == "taurex" else ())
+    return {key: config[key] for key in keys}
 
 
 def _frozen_summaries(path: Path, config: dict, n_spectral: int) -> dict | None:
