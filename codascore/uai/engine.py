@@ -7,7 +7,11 @@ such as Alchemy (log10 Z = 606), live in the log10 scales.
 
 - Evidence is applied first by slicing every table (evidence reduction).
 - The elimination order is greedy min-fill (ties: fewer neighbours, then smaller index), optionally
-  constrained (MMAP: summed variables first, query variables last).
+  constrained (MMAP: summed variables first, query variables last). For sums (log Z, marginals) a
+  greedy min-degree order replaces it when its clusters are small in all (CHEAP_ORDER_WORK), where the
+  order hardly changes the elimination's cost but min-fill's own cost dominated.
+- log10 Z alone first peels: variables in a single factor are summed out, and factors inside another's
+  scope multiplied into it, without ordering (most of the variables of Promedus-like instances).
 - log10 Z is one upward pass; all single-variable marginals come from a second, downward pass over the
   bucket tree; MPE and MMAP use max buckets and decode the argmax backwards.
 - ``max_table_size`` bounds the entries of any table the engine builds: beyond it, TableTooLarge is
@@ -283,6 +287,48 @@ def min_fill_order(adjacency: dict[int, set[int]], cards, first=None, max_width:
     return order, width, log2_cluster
 
 
+#: Total entries of all clusters up to which a min-degree order is used instead of min-fill (log Z and
+#: marginals): below it the elimination costs about as much whichever order (measured on UAI-2014:
+#: Grids_12 95k entries with min-degree against 66k with min-fill, 1.8 against 2.0 ms), while min-fill
+#: itself costs several times more (3.8 against 0.25 ms on Grids_12).
+CHEAP_ORDER_WORK = 2**17
+
+
+def _min_degree_order(adjacency: dict[int, set[int]], cards, max_work: float = CHEAP_ORDER_WORK):
+    """Greedy min-degree order (ties: smaller index) and each variable's neighbours when eliminated, or
+    None as soon as the clusters hold more than max_work entries in all.
+
+    No fill counts: several times cheaper per variable than min_fill_order; used where the order's
+    quality cannot matter much (see CHEAP_ORDER_WORK)."""
+    log2_card = np.log2(np.asarray(cards, dtype=np.float64)).tolist()
+    adj = {v: set(n) for v, n in adjacency.items()}
+    heap = [(len(n), v) for v, n in adj.items()]
+    heapq.heapify(heap)
+    order: list[int] = []
+    neighbourhoods: list[tuple[int, ...]] = []
+    work, max_log2 = 0.0, math.log2(max_work)
+    while heap:
+        d, v = heapq.heappop(heap)
+        if v not in adj or d != len(adj[v]):
+            continue
+        nb = adj.pop(v)
+        log2_cluster = sum(log2_card[u] for u in nb) + log2_card[v]
+        if log2_cluster > max_log2:  # also keeps 2.0 ** log2_cluster from overflowing on dense graphs
+            return None
+        work += 2.0 ** log2_cluster
+        if work > max_work:
+            return None
+        order.append(v)
+        neighbourhoods.append(tuple(nb))
+        for a in nb:
+            around = adj[a]
+            around.discard(v)
+            around |= nb
+            around.discard(a)
+            heapq.heappush(heap, (len(around), a))
+    return order, neighbourhoods
+
+
 def minor_min_width(adjacency: dict[int, set[int]]) -> int:
     """MMD+ treewidth lower bound (Bodlaender and Koster): repeatedly take a vertex of minimum degree,
     record that degree, and contract it into its neighbour of minimum degree. A graph minor never has a
@@ -319,10 +365,6 @@ def induced_width(model: Model, evidence: dict[int, int] | None = None, max_widt
 
 # ----------------------------------------------------------------------------------------------
 # table operations
-
-
-def _size(vars, cards) -> int:
-    return int(np.prod([int(cards[v]) for v in vars], dtype=np.float64))
 
 
 def _absorb(factors: list[Factor]) -> list[Factor]:
@@ -400,7 +442,8 @@ def _reduce(model, evidence, peel=False) -> tuple[list[Factor], float, list[int]
     free = [v for v in range(model.n_vars) if v not in evidence]
     if peel:
         factors, constant = reduce_evidence(model, evidence, scaled=False)
-        peeled = _peel(factors) if constant != -math.inf else None
+        with np.errstate(over="ignore", under="ignore", invalid="ignore"):  # _peel checks every peak
+            peeled = _peel(factors) if constant != -math.inf else None
         if peeled is not None:
             factors, peeled_constant, order = peeled
             done = set(order)
@@ -416,19 +459,33 @@ def _plan(model, evidence, query=None, max_table_size=DEFAULT_MAX_TABLE_SIZE, op
     adjacency = interaction_graph(factors, free)
     qset = set(query) if query is not None else None
     first = None if qset is None else set(free) - qset
+    if query is None and op == "sum":
+        cheap = _min_degree_order(adjacency, model.cards)
+        # every cluster of a cheap order is below CHEAP_ORDER_WORK: check it only under a lower limit
+        if cheap is not None and (max_table_size >= CHEAP_ORDER_WORK
+                                  or _oversized(model, *cheap, op, qset, max_table_size) is None):
+            return factors, constant, cheap[0]
     neighbourhoods: list[tuple[int, ...]] = []
     order, _, _ = min_fill_order(adjacency, model.cards, first=first, neighbourhoods=neighbourhoods)
-    # Check sizes before any work: a sum bucket stores its message, a max bucket its whole cluster.
+    problem = _oversized(model, order, neighbourhoods, op, qset, max_table_size)
+    if problem:
+        raise TableTooLarge(problem)
+    return factors, constant, order
+
+
+def _oversized(model, order, neighbourhoods, op, qset, max_table_size) -> str | None:
+    """Why the elimination along order would build a table above max_table_size, or None. A sum bucket
+    stores its message, a max bucket its whole cluster."""
+    cards = model.cards.tolist()
     for v, nb in zip(order, neighbourhoods):
         is_max = op == "max" or (qset is not None and v in qset)
         cluster = [v, *nb] if is_max else list(nb)
-        size = _size(cluster, model.cards)
+        size = math.prod(cards[u] for u in cluster)
         if size > max_table_size:
-            raise TableTooLarge(
-                f"{model.name}: eliminating variable {v} needs a table of {size:.3g} entries over "
-                f"{len(cluster)} variables, above max_table_size = {max_table_size} "
-                f"(min-fill order; raise the limit or use an approximate solver)")
-    return factors, constant, order
+            return (f"{model.name}: eliminating variable {v} needs a table of {size:.3g} entries over "
+                    f"{len(cluster)} variables, above max_table_size = {max_table_size} "
+                    f"(min-fill order; raise the limit or use an approximate solver)")
+    return None
 
 
 def _eliminate(model, factors, order, ops, max_table_size) -> tuple[float, dict[int, _Bucket]]:
@@ -499,7 +556,7 @@ def marginals(model: Model, evidence: dict[int, int] | None = None,
               max_table_size: int = DEFAULT_MAX_TABLE_SIZE) -> list[np.ndarray]:
     """Exact P(X_i | e) for every variable i (point masses for evidence variables).
 
-    Two passes over the bucket tree of the min-fill order: the upward pass of :func:`log10_partition`
+    Two passes over the bucket tree of the elimination order: the upward pass of :func:`log10_partition`
     stores each bucket's message; the downward pass sends each bucket the product of everything outside
     its subtree. A variable's marginal is the belief of the smallest separator holding it (the product
     of the two messages across it), or of its own bucket's cluster for a leaf bucket.
