@@ -108,6 +108,8 @@ def reduce_evidence(model: Model, evidence: dict[int, int] | None, scaled: bool 
 #: overflow could then have cost precision (and Z = 0 is left to the plain elimination to report).
 _PEEL_RANGE = (1e-30, 1e30)
 _PEEL_SAFE = (1e-280, 1e280)
+#: Tables up to this many entries keep summed-out axes pending until their next einsum.
+_PENDING_AXES = 256
 
 
 def _peel(factors: list[Factor]) -> tuple[list[Factor], float, list[int]] | None:
@@ -148,16 +150,25 @@ def _peel(factors: list[Factor]) -> tuple[list[Factor], float, list[int]] | None
         values[j], scales[j] = table, scale
         return True
 
+    def sum_pending(i):
+        """Sum factor i's pending axes out now; False if the peak left the safe range."""
+        scope = scopes[i]
+        scopes[i] = tuple(v for v in scope if v in occurs)
+        return store(i, add(values[i], axis=tuple(k for k, v in enumerate(scope) if v not in occurs)), scales[i])
+
     pending = list(scopes)
     while pending:
         i = pending.pop()
         scope = scopes.get(i)
         if scope is None:
             continue
-        kept = [v for v in scope if len(occurs[v]) > 1]
-        if len(kept) < len(scope):
+        # A summed-out variable leaves occurs at once but may stay an axis of its small table
+        # ("pending", see below) until the table's next einsum.
+        kept = [v for v in scope if v in occurs and len(occurs[v]) > 1]
+        leafy = len(kept) < len(scope)
+        if leafy:
             for v in scope:
-                if len(occurs[v]) == 1:
+                if v in occurs and len(occurs[v]) == 1:
                     del occurs[v]
                     peeled.append(v)
             if not kept:
@@ -173,29 +184,43 @@ def _peel(factors: list[Factor]) -> tuple[list[Factor], float, list[int]] | None
             if h != i and values[h].size < size:
                 j, size = h, values[h].size
         if j < 0:
-            if len(kept) < len(scope):
-                scopes[i] = kept = tuple(kept)
-                leaves = tuple(k for k, v in enumerate(scope) if v not in occurs)
-                if not store(i, add(values[i], axis=leaves), scales[i]):
+            # Without a host, a small table keeps its summed-out axes pending: they are summed in the
+            # einsum that later multiplies it into a host, one numpy call (and one peak) fewer.
+            if leafy and values[i].size > _PENDING_AXES:
+                if not sum_pending(i):
                     return None
             continue
         host, table = scopes[j], values[i]
-        if len(kept) < len(scope) and len(host) + len(scope) > 52:  # einsum's label limit: sum apart
+        if leafy and (len(host) + len(scope) > 52 or values[j].size * table.size > _PENDING_AXES ** 2):
+            # einsum's label limit, or a fused call that would loop over too many entries: sum apart
             table = add(table, axis=tuple(k for k, v in enumerate(scope) if v not in occurs))
             scope = kept
-        if len(kept) == len(scope) and _in_order(scope, host):  # broadcasting: cheaper than einsum
+        if len(scope) == 1 and not leafy:  # broadcasting, the commonest case: cheaper than einsum
+            shape = [1] * len(host)
+            shape[host.index(scope[0])] = table.size
+            product = values[j] * table.reshape(shape)
+        elif len(kept) == len(scope) and _in_order(scope, host):
             product = values[j] * table.reshape([table.shape[scope.index(v)] if v in scope else 1 for v in host])
         else:
             axis = {v: k for k, v in enumerate(host)}
             labels = list(range(len(host)))
             product = np.einsum(values[j], labels, table,
                                 [axis[v] if v in axis else len(host) + k for k, v in enumerate(scope)], labels)
-        if not store(j, product, scales[j] + scales[i]):
-            return None
-        del scopes[i], values[i], scales[i]
+        peak = float(_peak_of(product, axis=None))  # store(), inlined on the hottest path
+        scale = scales[j] + scales.pop(i)
+        if not low <= peak <= high:
+            if not floor <= peak <= ceiling:
+                return None
+            product /= peak
+            scale += math.log10(peak)
+        values[j], scales[j] = product, scale
+        del scopes[i], values[i]
         for v in kept:
             occurs[v].discard(i)
         pending.append(j)  # the host may now hold the only occurrence of some of f's variables
+    for i in scopes:
+        if any(v not in occurs for v in scopes[i]) and not sum_pending(i):
+            return None
     remaining = [Factor.normalised(scopes[i], values[i], scales[i]) for i in scopes]
     if any(not math.isfinite(f.log10_scale) for f in remaining):
         return None
@@ -400,7 +425,8 @@ def _cluster_size(factors: list[Factor]) -> float:
 
 def contract(factors: list[Factor], out_vars, max_size: int) -> Factor:
     """sum over every variable not in out_vars of the product of the factors, normalised."""
-    factors = _absorb(factors)
+    if len(factors) > 2:  # with one or two factors, one einsum call does what absorbing would
+        factors = _absorb(factors)
     labels: dict[int, int] = {}
     operands: list = []
     scale = 0.0
