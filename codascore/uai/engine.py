@@ -206,14 +206,8 @@ def _peel(factors: list[Factor]) -> tuple[list[Factor], float, list[int]] | None
             labels = list(range(len(host)))
             product = np.einsum(values[j], labels, table,
                                 [axis[v] if v in axis else len(host) + k for k, v in enumerate(scope)], labels)
-        peak = float(_peak_of(product, axis=None))  # store(), inlined on the hottest path
-        scale = scales[j] + scales.pop(i)
-        if not low <= peak <= high:
-            if not floor <= peak <= ceiling:
-                return None
-            product /= peak
-            scale += math.log10(peak)
-        values[j], scales[j] = product, scale
+        if not store(j, product, scales[j] + scales.pop(i)):
+            return None
         del scopes[i], values[i]
         for v in kept:
             occurs[v].discard(i)
