@@ -9,7 +9,10 @@ ours and pgmpy's alike, measured in the same process. Three ratios per pgmpy ins
 - "PR own": one pgmpy query of one variable with the evidence and pgmpy's own MinFill ordering (its
   default use; the elimination work of log Z), against our whole log10_partition (evidence reduction and
   ordering included). pgmpy runs in a child with a 60 s limit: "OOM" when it ran out of memory (no
-  ratio), ">N" when it hit the limit (the ratio is then a lower bound).
+  ratio), ">N" when it hit the limit (the ratio is then a lower bound). pgmpy's MinFill breaks ties in
+  the iteration order of its variable names, which Python's per-process string hashing changes, so
+  its own order (and time) differs between runs: Promedus_29 took 0.11 s in one run and over 60 s in
+  another, Promedus_33 0.037 s and 7.5 s.
 - "PR ord": the same pgmpy query given our elimination order (the variables log10_partition peels, in
   its order, then its min-degree or min-fill order of the rest) against our log10_partition without its
   ordering step (evidence reduction, peeling and elimination).
@@ -59,24 +62,22 @@ def pgmpy_model(model, evidence):
 
 def best_time(func, repeat: int = 3, long: float = 1.0) -> float:
     """Best wall time of func() over ``repeat`` runs, or of one run when that run takes over ``long``
-    seconds (the best of several is the least disturbed by the other processes on the machine). The
-    garbage collector is paused while timing, as timeit does: otherwise a collection that happens to
-    fall in a run of one library traverses the other's objects too."""
+    seconds (the best of several is the least disturbed by the other processes on the machine).
+
+    The garbage collector stays on, as in real use, where it is part of each library's cost (pgmpy
+    allocates many more objects; paused, pgmpy's small queries run about a third faster). A collection
+    before the first run keeps either side from paying for the other's garbage."""
     gc.collect()
-    gc.disable()
-    try:
+    start = time.perf_counter()
+    func()
+    best = time.perf_counter() - start
+    if best > long:
+        return best
+    for _ in range(repeat - 1):
         start = time.perf_counter()
         func()
-        best = time.perf_counter() - start
-        if best > long:
-            return best
-        for _ in range(repeat - 1):
-            start = time.perf_counter()
-            func()
-            best = min(best, time.perf_counter() - start)
-        return best
-    finally:
-        gc.enable()
+        best = min(best, time.perf_counter() - start)
+    return best
 
 
 def ratio_text(ratio: float) -> str:
