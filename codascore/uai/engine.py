@@ -121,9 +121,11 @@ def _peel(factors: list[Factor]) -> tuple[list[Factor], float, list[int]] | None
     Both steps are eliminations that add no fill-in and build no table larger than one already held, so
     they need no ordering and no size check; they remove most of the variables of instances with many
     leaves (Promedus_26: 585 of 608), where per-variable ordering and per-bucket calls dominated log Z.
-    A factor's leaves are summed in the same einsum call that multiplies it into its host. Takes the
-    tables unscaled (reduce_evidence(scaled=False)); the remaining ones come back scaled to max 1 as
-    reduce_evidence(scaled=True) leaves them.
+    Numpy calls are what it costs (most tables hold 2 to 8 entries), so: single-variable factors go
+    into their hosts in batches (_absorb_singles); a factor's leaves are summed in the same einsum call
+    that multiplies it into its host, and stay pending axes of a small table until then. Takes the
+    tables unscaled (reduce_evidence(scaled=False)) and checks the peak of everything it builds; the
+    remaining ones come back scaled to max 1 as reduce_evidence(scaled=True) leaves them.
     """
     add = np.add.reduce
     low, high = _PEEL_RANGE
