@@ -190,6 +190,20 @@ def test_engine_matches_brute_force(case):
         assert engine.log10_mmap_value(model, answer, evidence) == pytest.approx(value, abs=1e-9)
 
 
+@pytest.mark.parametrize("scale", [1e-3, 1e-250, 1e250])
+def test_log_partition_of_long_chains_far_outside_double_range(scale):
+    """Peeling (every variable of a chain is a leaf in turn) keeps the scales in log10, and falls back to
+    the plain elimination when raw tables are too extreme to multiply: Z = 2 (a + b)^(n-1) c^n with
+    pairwise tables [[a, b], [b, a]] and unary tables [c, c], far below or above the double range."""
+    n, a, b, c = 300, 1.0 * scale, 2.0 * scale, 0.01 * scale
+    scopes = [(i, i + 1) for i in range(n - 1)] + [(i,) for i in range(n)]
+    tables = [np.array([[a, b], [b, a]])] * (n - 1) + [np.array([c, c])] * n
+    model = formats.Model("MARKOV", np.full(n, 2, dtype=np.int64), scopes, tables)
+    expected = math.log10(2) + (n - 1) * math.log10(a + b) + n * math.log10(c)
+    assert engine.log10_partition(model) == pytest.approx(expected, abs=1e-9)
+    assert engine.partition_and_marginals(model)[0] == pytest.approx(expected, abs=1e-9)
+
+
 @settings(max_examples=30, deadline=None)
 @given(small_models())
 def test_model_text_round_trip_and_batched_likelihood(case):
