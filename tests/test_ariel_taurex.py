@@ -182,7 +182,7 @@ def test_without_taurex_the_error_says_how_to_install(monkeypatch):
     # Hide taurex even where it is installed, so this runs in both test environments.
     for name in [m for m in sys.modules if m == "taurex" or m.startswith("taurex.")] + ["taurex"]:
         monkeypatch.setitem(sys.modules, name, None)
-    with pytest.raises(ReferenceDataError, match=r"taurex is not installed \(pip install taurex\)"):
+    with pytest.raises(ReferenceDataError, match=r"not installed \(pip install taurex, or .*codascore\[taurex\]"):
         make_forward_model({"forward_model": "taurex"})
 
 
@@ -221,3 +221,30 @@ def test_frozen_gt_spectra_record_the_line_list_folders():
     a = frozen_meta({**config, **_config("lists/a/xsec", "lists/a/cia")})
     b = frozen_meta({**config, **_config("lists/b/xsec", "lists/a/cia")})
     assert a != b and a["taurex_opacity_path"] == "lists/a/xsec"
+
+
+def test_scoring_with_taurex_end_to_end(synthetic, tmp_path):
+    """The demo reference scored through TauREx: GT spectra recomputed with it (the frozen ones are the
+    builtin model's), posterior scores untouched, spectral scores close to the builtin model's."""
+    pytest.importorskip("taurex", reason=NO_TAUREX)
+    from codascore.ariel.task import TASKS
+
+    task = TASKS["ariel.retrieval"]
+    task.generate(tmp_path, task.defaults, progress=lambda message: None)
+    ref = tmp_path / "reference_data" / "ariel.retrieval"
+    scores = {}
+    for kind in ("builtin", "taurex"):
+        config = task.load_config({**task.defaults, **_config(*synthetic), "forward_model": kind,
+                                   "spectral_samples": 4})
+        reference = task.load_reference(ref, config)
+        for sample in ("ground_truth", "point_mass"):
+            submission = task.load_submission(tmp_path / "sample_submissions" / "ariel.retrieval" / sample,
+                                              reference, config)
+            scores[kind, sample] = task.score(reference, submission, config).scores
+    for sample in ("ground_truth", "point_mass"):
+        assert scores["taurex", sample]["posterior_score"] == scores["builtin", sample]["posterior_score"]
+    assert abs(scores["taurex", "ground_truth"]["spectral_score"]
+               - scores["builtin", "ground_truth"]["spectral_score"]) < 5
+    assert scores["taurex", "ground_truth"]["spectral_score"] > 980
+    gt_spectral = scores["taurex", "ground_truth"]["spectral_score"]
+    assert scores["taurex", "point_mass"]["spectral_score"] < gt_spectral - 300

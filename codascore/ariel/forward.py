@@ -221,7 +221,8 @@ class TaurexForwardModel:
             from taurex.stellar import BlackbodyStar
             from taurex.temperature import Isothermal
         except ImportError as exc:
-            raise ReferenceDataError(f"forward_model: taurex is not installed (pip install taurex): {exc}") from exc
+            raise ReferenceDataError("forward_model: taurex is not installed (pip install taurex, or "
+                                     f"pip install 'codascore[taurex]'): {exc}") from exc
         folders = {}
         for key, value in (("taurex_opacity_path", opacity_path), ("taurex_cia_path", cia_path)):
             if not value:
