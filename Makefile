@@ -13,9 +13,14 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 
-## data: reference data, input data and sample submissions of every task (deterministic generators)
-data: $(STAMP)
+## data: reference data, input data and sample submissions of every task (deterministic generators);
+## made again only when the package's sources change (the stamp), so test, test-pinned and demo share one run
+DATA_STAMP := reference_data/.generated
+data: $(DATA_STAMP)
+
+$(DATA_STAMP): $(STAMP) $(shell find codascore -name '*.py')
 	$(BIN)/codascore reference --root .
+	touch $@
 
 ## demo: score every sample submission as Codabench would; table on stdout, reports in demo/index.html
 demo: data
