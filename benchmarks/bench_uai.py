@@ -108,7 +108,7 @@ def pgmpy_times(model, evidence, pr_order, mar_order, sample=12):
 
     try:  # a contraction path can exhaust memory or time on a wide instance
         pr_default = call_with_time_limit(lambda: best_time(lambda: query(target)),
-                                      timeout=DEFAULT_QUERY_LIMIT, label="pgmpy")
+                                           timeout=DEFAULT_QUERY_LIMIT, label="pgmpy")
     except TimeLimitExceeded:
         pr_default = math.inf
     except ParticipantCodeError:  # MemoryError inside the child
