@@ -225,3 +225,52 @@ def test_likelihood_validates_its_arguments():
     with pytest.raises(ValueError, match="evidence value 1"):
         log10_likelihood(model, [0, 1, 0], {0: 1})
     assert log10_likelihood(model, [1, 1, 0]) == -math.inf  # a zero entry
+
+
+@st.composite
+def graphs(draw):
+    """A random interaction graph, domain sizes, and optionally a set to eliminate first (MMAP)."""
+    n = draw(st.integers(1, 16))
+    density = draw(st.sampled_from([0.1, 0.2, 0.3, 0.5]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**31)))
+    adjacency = {v: set() for v in range(n)}
+    for a, b in itertools.combinations(range(n), 2):
+        if rng.random() < density:
+            adjacency[a].add(b)
+            adjacency[b].add(a)
+    cards = np.array(draw(st.lists(st.integers(2, 4), min_size=n, max_size=n)), dtype=np.int64)
+    first = draw(st.none() | st.sets(st.integers(0, n - 1)))
+    return adjacency, cards, first
+
+
+def greedy_min_fill(adjacency, cards, first):
+    """The rule min_fill_order implements, without its heap, incremental updates or bit masks: each step
+    eliminates the variable with the smallest (outside ``first``, fill-in edges, degree, index)."""
+    adj = {v: set(n) for v, n in adjacency.items()}
+    order, width, log2_cluster = [], 0, 0.0
+    while adj:
+        def key(u):
+            nb = adj[u]
+            missing = sum(1 for a in nb for b in nb if a < b and b not in adj[a])
+            return (0 if first is None or u in first else 1, missing, len(nb), u)
+        v = min(adj, key=key)
+        nb = adj.pop(v)
+        width = max(width, len(nb))
+        log2_cluster = max(log2_cluster, sum(math.log2(cards[u]) for u in nb | {v}))
+        for a in nb:
+            adj[a] |= nb - {a}
+            adj[a].discard(v)
+        order.append(v)
+    return order, width, log2_cluster
+
+
+@settings(max_examples=200, deadline=None)
+@given(graphs())
+def test_min_fill_order_is_the_greedy_rule(case):
+    adjacency, cards, first = case
+    neighbourhoods: list = []
+    order, width, log2_cluster = engine.min_fill_order(adjacency, cards, first=first, neighbourhoods=neighbourhoods)
+    expected = greedy_min_fill(adjacency, cards, first)
+    assert (order, width) == expected[:2]
+    assert log2_cluster == pytest.approx(expected[2])
+    assert max((len(nb) for nb in neighbourhoods), default=0) == width

@@ -298,60 +298,89 @@ def min_fill_order(adjacency: dict[int, set[int]], cards, first=None, max_width:
     ``first``: if given, a set of variables that must all be eliminated before the others (constrained
     order for MMAP). Returns (order, induced width, log2 of the largest cluster table). Raises
     WidthExceeded as soon as a cluster has more than max_width + 1 variables.
+
+    Neighbourhoods are bit masks (Python ints, bit k for the k-th smallest variable): a fill count is
+    then one AND and one popcount per neighbour instead of a set difference, which made min-fill the
+    larger part of log Z on instances such as Promedus_15 and Segmentation_11.
     """
     if max_width is not None and minor_min_width(adjacency) > max_width:
         raise WidthExceeded(f"treewidth exceeds {max_width} (MMD+ lower bound)")
-    adj = {v: set(n) for v, n in adjacency.items()}
+    names = sorted(adjacency)
+    position = {v: k for k, v in enumerate(names)}
+    mask = [0] * len(names)
+    for v, around in adjacency.items():
+        m = 0
+        for u in around:
+            m |= 1 << position[u]
+        mask[position[v]] = m
+    group = [0 if first is None or v in first else 1 for v in names]
+    log2_card = [math.log2(int(cards[v])) for v in names]
 
-    def fill(u):
-        nb = adj[u]
-        return sum(len(nb - adj[a]) - 1 for a in nb) // 2
+    def members(m):
+        """The bit positions of m, lowest first."""
+        out = []
+        while m:
+            low = m & -m
+            out.append(low.bit_length() - 1)
+            m ^= low
+        return out
 
-    def key(u):
-        degree = len(adj[u])
+    def key(k):
+        nb = mask[k]
+        degree = nb.bit_count()
         if max_width is not None and degree > max_width:
-            # Picking u would exceed the limit anyway: skip its O(degree^2) fill count (dense cnf graphs).
-            return (0 if first is None or u in first else 1, math.inf, degree, u)
-        return (0 if first is None or u in first else 1, fill(u), degree, u)
+            # Picking k would exceed the limit anyway: skip its O(degree) fill count (dense cnf graphs).
+            return (group[k], math.inf, degree, names[k])
+        # each neighbour a misses |nb - adj(a)| - 1 edges to the others (a is in nb, not in adj(a));
+        # every missing edge is counted from both ends
+        missing = 0
+        m = nb
+        while m:
+            low = m & -m
+            missing += (nb & ~mask[low.bit_length() - 1]).bit_count()
+            m ^= low
+        return (group[k], (missing - degree) // 2, degree, names[k])
 
-    current = {u: key(u) for u in adj}
-    heap = [(k, u) for u, k in current.items()]
+    current = [key(k) for k in range(len(names))]
+    heap = [(kk, k) for k, kk in enumerate(current)]
     heapq.heapify(heap)
     order: list[int] = []
     width = 0
     log2_cluster = 0.0
-    done: set[int] = set()
+    done = [False] * len(names)
     while heap:
-        k, v = heapq.heappop(heap)
-        if v in done or current[v] != k:
+        kk, k = heapq.heappop(heap)
+        if done[k] or current[k] != kk:
             continue
-        nb = adj[v]
-        if max_width is not None and len(nb) > max_width:
-            raise WidthExceeded(f"min-fill width exceeds {max_width} (a cluster of {len(nb) + 1} variables)")
-        width = max(width, len(nb))
-        log2_cluster = max(log2_cluster, float(sum(math.log2(cards[u]) for u in nb) + math.log2(cards[v])))
-        order.append(v)
+        nb = mask[k]
+        around = members(nb)
+        if max_width is not None and len(around) > max_width:
+            raise WidthExceeded(f"min-fill width exceeds {max_width} (a cluster of {len(around) + 1} variables)")
+        width = max(width, len(around))
+        log2_cluster = max(log2_cluster, sum(log2_card[a] for a in around) + log2_card[k])
+        order.append(names[k])
         if neighbourhoods is not None:
-            neighbourhoods.append(tuple(nb))
-        done.add(v)
-        touched = set(nb)
+            neighbourhoods.append(tuple(names[a] for a in around))
+        done[k] = True
+        gone = 1 << k
         fill_in = False
-        for a in nb:
-            adj[a].discard(v)
-            new = nb - adj[a]
-            new.discard(a)
-            if new:
-                adj[a].update(new)
+        for a in around:
+            old = mask[a]
+            new = (old | nb) & ~((1 << a) | gone)
+            if new | gone != old:
                 fill_in = True
+            mask[a] = new
+        mask[k] = 0
+        touched = nb
         if fill_in:
             # A fill-in edge (a, b) changes the fill of the common neighbours of a and b only.
-            for a in nb:
-                touched.update(w for w in adj[a] if w not in touched and len(adj[w] & nb) >= 2)
-        del adj[v]
-        for u in touched:
-            if u in adj:
-                current[u] = key(u)
-                heapq.heappush(heap, (current[u], u))
+            for a in around:
+                for w in members(mask[a] & ~touched):
+                    if (mask[w] & nb).bit_count() >= 2:
+                        touched |= 1 << w
+        for u in members(touched):
+            current[u] = key(u)
+            heapq.heappush(heap, (current[u], u))
     return order, width, log2_cluster
 
 
