@@ -274,3 +274,39 @@ def test_min_fill_order_is_the_greedy_rule(case):
     assert (order, width) == expected[:2]
     assert log2_cluster == pytest.approx(expected[2])
     assert max((len(nb) for nb in neighbourhoods), default=0) == width
+
+
+@st.composite
+def large_clusters(draw):
+    """Factors over 13 to 15 variables (clusters above engine.SMALL_CLUSTER), with the variables to keep:
+    half of them buckets (one variable in every factor, the only one summed), which contract plans itself,
+    the others sums of several variables, which go to numpy's path."""
+    n = draw(st.integers(13, 15))
+    rng = np.random.default_rng(draw(st.integers(0, 2**31)))
+    cards = rng.integers(2, 4, size=n) if draw(st.booleans()) else np.full(n, 2)
+    order = [int(v) for v in rng.permutation(n)]
+    scopes = [tuple(order[k:k + 4]) for k in range(0, n, 4)]  # every variable in some factor
+    scopes += [tuple(int(v) for v in rng.permutation(n)[:draw(st.integers(1, 5))]) for _ in range(draw(st.integers(1, 8)))]
+    if draw(st.booleans()):  # a bucket: one variable in every factor, summed out, the others kept
+        eliminated = order[0]
+        scopes = [scope if eliminated in scope else (eliminated,) + scope for scope in scopes]
+        out = tuple(int(v) for v in rng.permutation(n) if v != eliminated)
+    else:
+        out = tuple(int(v) for v in rng.permutation(n)[:draw(st.integers(0, 8))])
+    factors = [engine.Factor(scope, rng.random([int(cards[v]) for v in scope]) + 0.1) for scope in scopes]
+    return factors, out
+
+
+@settings(max_examples=60, deadline=None)
+@given(large_clusters(), st.sampled_from([engine.DEFAULT_MAX_TABLE_SIZE, 64]))
+def test_contract_of_large_clusters_equals_one_einsum(case, max_size):
+    """The pairwise plan (and numpy's greedy path, under a small max_size or for several summed variables)
+    gives the plain sum of products over out_vars in their order."""
+    factors, out = case
+    assert engine._cluster_size(factors) > engine.SMALL_CLUSTER
+    label = {v: k for k, v in enumerate(sorted({v for f in factors for v in f.vars}))}
+    operands = [x for f in factors for x in (f.values, [label[v] for v in f.vars])]
+    expected = np.einsum(*operands, [label[v] for v in out])
+    result = engine.contract(factors, out, max_size)
+    assert result.vars == out
+    assert np.allclose(result.values * 10.0 ** result.log10_scale, expected, rtol=1e-10, atol=0)
