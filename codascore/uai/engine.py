@@ -501,14 +501,12 @@ def _absorb(factors: list[Factor]) -> list[Factor]:
                                     [axis[v] for v in union])
                 heapq.heappush(heap, (product.size, k, tuple(union), product))
             _, _, scope, table = heap[0]
-            operands = [host.values, list(range(len(host.vars))), table, [axis[v] for v in scope]]
+            products = [(scope, table)]
         else:
-            operands = [host.values, list(range(len(host.vars)))]
-            for g in group:
-                operands += [g.values, [axis[v] for v in g.vars]]
-        values = host.values
-        for k in range(2, len(operands), 2):
-            values = np.einsum(values, operands[1], operands[k], operands[k + 1], operands[1])
+            products = [(g.vars, g.values) for g in group]
+        values, labels = host.values, list(range(len(host.vars)))
+        for scope, table in products:
+            values = np.einsum(values, labels, table, [axis[v] for v in scope], labels)
         kept[i] = Factor(host.vars, values, host.log10_scale + math.fsum(g.log10_scale for g in group))
     return kept
 
@@ -543,10 +541,11 @@ def contract(factors: list[Factor], out_vars, max_size: int) -> Factor:
     out = [labels[v] for v in out_vars]
     if len(factors) == 1 and out == operands[1]:
         return Factor.normalised(tuple(out_vars), factors[0].values, scale)
-    if len(factors) <= 2 and math.prod(f.values.size for f in factors) <= SMALL_CLUSTER:
-        values = np.einsum(*operands, out)  # the product of the sizes bounds the cluster
-    elif len(factors) <= 30 and _cluster_size(factors) <= SMALL_CLUSTER:
-        values = np.einsum(*operands, out)  # one C loop: cheaper than planning a path for small clusters
+    # small clusters: one C loop, cheaper than any plan (with two factors the product of their sizes
+    # bounds the cluster, so most calls skip _cluster_size)
+    if ((len(factors) <= 2 and math.prod(f.values.size for f in factors) <= SMALL_CLUSTER)
+            or (len(factors) <= 30 and _cluster_size(factors) <= SMALL_CLUSTER)):
+        values = np.einsum(*operands, out)
     elif len(factors) <= 2:
         # einsum's own loop over a large two-table cluster ran at up to 65 ns an entry (Pedigree_12:
         # 17 ms for one 2**19 cluster); the optimised call hands it to (batched) BLAS: 0.07 ms there
