@@ -159,7 +159,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="check Codabench bundles (zip, folder or competition YAML)")
     p.add_argument("bundles", nargs="*", metavar="BUNDLE")
     p.add_argument("--run", action="store_true",
-                   help="also run every sample submission of the starting kits (rules 14, 22-27)")
+                   help="also run every sample submission of the starting kits (rules 14, 22-27, 29)")
     p.add_argument("--runs", help="with --run: keep the run folders (logs, outputs) below this folder")
     p.add_argument("--strict", action="store_true", help="warnings fail too")
     p.add_argument("--image", help="the accepted docker_image (default: the project's image)")
