@@ -936,6 +936,7 @@ class _Checker:
         positions = self.task_positions()
         for p, phase in self.items("phases"):
             listed = phase.get("tasks") if isinstance(phase, dict) else None
+            found = []
             for index in listed if isinstance(listed, list) else []:
                 task = self.yaml["tasks"][positions[index]] if hashable(index) and index in positions else None
                 name = self.task_name(task) if isinstance(task, dict) else None
@@ -943,15 +944,16 @@ class _Checker:
                     declared = get_task(name).answer_samples if name else ()
                 except ReferenceDataError:
                     declared = ()
-                for sample in samples_of(self.root, phase, name) if declared else []:
-                    if sample.name not in declared:
-                        continue
-                    message = (f"{name}/{sample.name} is made from the answers (the task declares it): it "
-                               "belongs to the demo, never to a starting kit")
-                    if self.from_zip:
-                        self.error(28, f"phases[{p}].starting_kit", message)
-                    else:
-                        self.warn(28, f"phases[{p}].starting_kit", message + "; `codascore bundle` leaves it out")
+                found += [f"{name}/{sample.name}" for sample in samples_of(self.root, phase, name) if declared
+                          and sample.name in declared]
+            if not found:
+                continue
+            message = (f"{', '.join(found)}: made from the answers (their tasks declare them), so they belong "
+                       "to the demo, never to a starting kit")
+            if self.from_zip:
+                self.error(28, f"phases[{p}].starting_kit", message)
+            else:
+                self.warn(28, f"phases[{p}].starting_kit", message + "; `codascore bundle` leaves them out")
 
     # ----- the whole static check
     def run_static(self) -> None:
