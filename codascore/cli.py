@@ -99,7 +99,8 @@ def cmd_check(args) -> int:
     for path in args.bundles:
         runs = Path(args.runs) / Path(path).stem if args.runs else None
         report = check_bundle(Path(path), run=args.run, image=args.image, runs_dir=runs,
-                              progress=lambda message: print(message, file=sys.stderr, flush=True))
+                              progress=lambda message: print(message, file=sys.stderr, flush=True),
+                              platform_only=args.platform_only)
         print(format_report(report))
         failed |= not report.ok or (args.strict and bool(report.warnings))
     return 1 if failed else 0
@@ -153,7 +154,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also run every sample submission of the starting kits (rules 14, 22-27)")
     p.add_argument("--runs", help="with --run: keep the run folders (logs, outputs) below this folder")
     p.add_argument("--strict", action="store_true", help="warnings fail too")
-    p.add_argument("--image", help="the accepted docker_image (default: the project's image)")
+    p.add_argument("--image", help="the accepted docker_image (default: codalab/codalab-legacy:py312)")
+    p.add_argument("--platform-only", action="store_true",
+                   help="report only what Codabench itself refuses at upload, for any organiser's bundle "
+                        "(no house rule, no runs)")
     p.add_argument("--rules", action="store_true", help="list the invariants and exit")
     p.set_defaults(func=cmd_check)
 

@@ -57,13 +57,13 @@ def test_zip_layout_follows_the_yaml(built, project_root, name):
     assert competition["image"] in names and competition["terms"] in names
     for task in competition["tasks"]:
         for program in ("scoring_program", "ingestion_program"):
-            folder = task[program]
+            folder = task[program].rstrip("/")
             assert f"{folder}/metadata.yaml" in names
             # The library travels inside every program folder: Codabench mounts nothing else.
             assert f"{folder}/codascore/codabench.py" in names and f"{folder}/codascore/checker.py" in names
         reference = project_root / task["reference_data"]
         if reference.is_dir():
-            expected = {f"{task['reference_data']}/{n}" for n, _ in bundle.folder_entries(reference)}
+            expected = {f"{task['reference_data'].rstrip('/')}/{n}" for n, _ in bundle.folder_entries(reference)}
             assert expected <= set(names)
 
 
