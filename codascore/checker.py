@@ -1,8 +1,8 @@
 """Bundle checker: the invariants of a Codabench v2 bundle (spec codabench.md section 9).
 
 ``codascore check BUNDLE`` takes a bundle zip, a bundle folder or a competition YAML file. Invariants 1-21
-and 28 are checked statically; with ``run=True`` (``--run``) every sample submission of the bundle's starting
-kits also goes through the local runner (:mod:`codascore.runner`) for invariants 14, 22-27 and 29.
+and 28-29 are checked statically; with ``run=True`` (``--run``) every sample submission of the bundle's
+starting kits also goes through the local runner (:mod:`codascore.runner`) for invariants 14, 22-27 and 30.
 
 The rules are data: the schema of each YAML section (:data:`SCHEMAS`: required keys, types, length limits,
 allowed values), the keys the platform ignores (:data:`IGNORED_KEYS`) and the text of every invariant
@@ -30,17 +30,18 @@ from . import bundle, sandbox
 #: The invariants of spec codabench.md section 9, by number.
 RULES: dict[int, str] = {
     1: "the bundle is a zip with competition.yaml at its root, parsed safely, without duplicated keys",
-    2: "version is the integer 2",
+    2: "version selects the v2 unpacker: str(version) is '2' (write the integer 2)",
     3: "title, image (PNG/JPG), terms and pages (non-empty files), tasks, phases and leaderboards are present",
-    4: "docker_image names the project's documented image",
+    4: "docker_image names the stock codalab/codalab-legacy:py312 (or the image accepted with --image)",
     5: "no ignored or misspelled keys",
     6: "task indexes are unique; each task has a name and a scoring_program",
     7: "every referenced path exists; a referenced zip has no wrapper folder",
     8: "every program has metadata with a command: interpreter first, no shell syntax, no $tokens",
     9: "ingestion_only_during_scoring needs an ingestion program",
     10: "each phase has a name, a start and a non-empty list of defined task indexes",
-    11: "every phase but the last has an end, and the next phase starts strictly after it",
-    12: "dates are ISO YYYY-MM-DD[ HH:MM:SS], meant as UTC",
+    11: "every phase but the last has an end, and the next phase starts strictly after it, compared as "
+        "Codabench stores the dates (an unquoted timestamp keeps only its day: midnight UTC)",
+    12: "dates are ISO: YYYY-MM-DD, or a quoted \"YYYY-MM-DD HH:MM:SS\" when the time of day matters; UTC",
     13: "auto_migrate_to_this_phase is not set on the first phase",
     14: "execution_time_limit is explicit; the scorer's worst case stays below half of min(limit, 600)",
     15: "leaderboards[0] is the only leaderboard, title <= 64, key <= 36, at least one column",
@@ -56,12 +57,19 @@ RULES: dict[int, str] = {
     25: "with enable_detailed_results, detailed_results.html exists and is self-contained",
     26: "no reference value is echoed to stdout or stderr",
     27: "scoring the same submission twice gives byte-identical scores.json",
-    28: "nothing participants download holds the answers: no starting-kit sample its task declares made from "
+    28: "a path naming a folder ends with '/'",
+    29: "nothing participants download holds the answers: no starting-kit sample its task declares made from "
         "them, no copy of a reference file in a starting kit, program folder or page, no generation module in "
         "a program folder",
-    29: "no starting-kit sample reaches a score only the answers reach (the task's perfect submission's, or a "
+    30: "no starting-kit sample reaches a score only the answers reach (the task's perfect submission's, or a "
         "documented bound)",
 }
+
+#: Rules whose findings Codabench itself would refuse at upload (its unpacker and serializers); the others are
+#: this project's house rules or run-time failures. A finding may override this (Finding.platform).
+PLATFORM_RULES = frozenset({1, 2, 3, 6, 7, 10, 11, 13, 15, 17, 20})
+#: str(version) values that select Codabench's v1.5 parser (whose rules this checker does not model).
+V15_VERSIONS = ("1", "1.5")
 
 SUBMISSION_RULES = ("Add", "Add_And_Delete", "Add_And_Delete_Multiple", "Force_Last",
                     "Force_Latest_Multiple", "Force_Best")
@@ -76,7 +84,7 @@ LEGACY_TOKEN = re.compile(r"\$(input|output|tmp|program|ingestion_program|hidden
 SHELL_SYNTAX = ("&&", "||", "|", ";", ">", "<", "$", "`", "~", "*")
 ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2})?)?$")
 UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-IMAGE_MAGIC = {b"\x89PNG\r\n\x1a\n": "PNG", b"\xff\xd8\xff": "JPEG"}
+IMAGE_MAGIC = {b"\x89PNG\r\n\x1a\n": "PNG", b"\xff\xd8\xff": "JPEG", b"GIF8": "GIF"}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -206,6 +214,7 @@ class Finding:
     path: str
     message: str
     severity: str = "error"
+    platform: bool = False  # Codabench itself would refuse the bundle for it (``check --platform-only``)
 
     def __str__(self) -> str:
         label = "ERROR" if self.severity == "error" else "WARNING"
@@ -254,6 +263,35 @@ def _task_yaml_name(path: Path) -> str | None:
         return None
     name = data.get("task") if isinstance(data, dict) else None
     return str(name) if name else None
+
+
+def platform_datetime(value: Any) -> dt.datetime | None:
+    """A phase date as Codabench stores it (``get_datetime`` in its unpackers' utils.py): a YAML date or an
+    unquoted YAML timestamp is a ``date`` (a datetime is one too), so it becomes midnight of its day; a string
+    goes through dateutil (month-first: '1-2-2026' is 2 January); the time zone is replaced by UTC, not
+    converted. None for an absent or empty value; ValueError when dateutil cannot read it."""
+    if not value:
+        return None
+    if isinstance(value, dt.date):
+        return dt.datetime(value.year, value.month, value.day)
+    if not isinstance(value, str):
+        raise ValueError(f"a {type(value).__name__} is not a date")
+    from dateutil import parser
+
+    try:
+        return parser.parse(value).replace(tzinfo=None)
+    except (ValueError, OverflowError) as exc:
+        raise ValueError(str(exc)) from None
+
+
+def serializer_accepts(value: Any, types: tuple[type, ...]) -> bool:
+    """Whether Codabench's serializers coerce a value of the wrong YAML type (DRF fields: a bool from 'true'/'yes'/
+    0/1, an int from a string of digits, a string from a number), so that only this project's rule objects."""
+    if bool in types and (value in (0, 1) or str(value).lower() in ("true", "false", "yes", "no", "on", "off")):
+        return True
+    if int in types and isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return True
+    return str in types and isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def hashable(value: Any) -> bool:
@@ -319,8 +357,10 @@ class _Checker:
         self.absent: dict[str, list[str]] = {}          # unavailable task -> its paths missing here
         self.references: dict[Any, Path] = {}           # task index -> its reference data folder
 
-    def error(self, rule: int, path: str, message: str) -> None:
-        self.findings.append(Finding(rule, path or "(top level)", message))
+    def error(self, rule: int, path: str, message: str, platform: bool | None = None) -> None:
+        """An error; platform (default: the rule is in PLATFORM_RULES) says whether Codabench refuses it too."""
+        platform = rule in PLATFORM_RULES if platform is None else platform
+        self.findings.append(Finding(rule, path or "(top level)", message, "error", platform))
 
     def warn(self, rule: int, path: str, message: str) -> None:
         self.findings.append(Finding(rule, path or "(top level)", message, "warning"))
@@ -350,13 +390,15 @@ class _Checker:
                 bad_bool = isinstance(value, bool) and bool not in field.types
                 if bad_bool or not isinstance(value, field.types):
                     names = "/".join("null" if t is type(None) else t.__name__ for t in field.types)
-                    self.error(field.rule, at, f"must be {names}, not {type(value).__name__} ({value!r})")
+                    self.error(field.rule, at, f"must be {names}, not {type(value).__name__} ({value!r})",
+                               platform=not serializer_accepts(value, field.types))
                     continue
             if field.max_len is not None and isinstance(value, str) and len(value) > field.max_len:
-                self.error(field.rule, at, f"{len(value)} characters; Codabench allows at most {field.max_len}")
+                self.error(field.rule, at, f"{len(value)} characters; Codabench allows at most {field.max_len}",
+                           platform=True)
             if field.choices is not None and value not in field.choices:
                 allowed = ", ".join(str(c) for c in field.choices if c is not None)
-                self.error(field.rule, at, f"{value!r} is not one of {allowed}")
+                self.error(field.rule, at, f"{value!r} is not one of {allowed}", platform=True)
         return True
 
     def items(self, key: str) -> Iterator[tuple[int, Any]]:
@@ -385,9 +427,19 @@ class _Checker:
                                  f"for a dataset UUID){hint}")
         return None
 
+    def check_folder_slash(self, value: str, at: str) -> None:
+        """A folder named without a trailing '/' is zipped by Codabench's zip_if_directory into the parent of
+        the bundle's own temporary folder (dirname of dirname), which every upload shares: two uploads at
+        once can swap their programs."""
+        path = bundle_path(self.root, value)
+        if path is not None and path.is_dir() and not value.endswith("/"):
+            self.warn(28, at, f"{value!r} names a folder without a trailing '/': Codabench then zips it into "
+                              f"its shared temporary folder, where two uploads at once can swap it; write "
+                              f"'{value}/'")
+
     def zip_listing(self, path: Path, at: str) -> list[str] | None:
         if not zipfile.is_zipfile(path):
-            self.error(7, at, f"{path.name} is neither a folder nor a zip file")
+            self.error(7, at, f"{path.name} is neither a folder nor a zip file", platform=False)
             return None
         with zipfile.ZipFile(path) as archive:
             names = [n for n in archive.namelist() if not n.startswith("__MACOSX/")]
@@ -395,21 +447,28 @@ class _Checker:
         if len(tops) == 1 and all("/" in n for n in names if not n.endswith("/")) and names:
             self.error(7, at, f"{path.name} holds a single wrapper folder {next(iter(tops))!r}: Codabench uses "
                               "the zip root, so the program or data ends up one level too deep (issues #1697, "
-                              "#1805); zip the folder's contents, or reference the folder itself")
+                              "#1805); zip the folder's contents, or reference the folder itself", platform=False)
         return names
 
     # ----- rules
+    def parser_version(self) -> str | None:
+        """The unpacker Codabench chooses by ``str(yaml.get('version', '1'))``: '2', '1.5', or None (refused)."""
+        version = str(self.yaml.get("version", "1"))
+        return "2" if version == "2" else "1.5" if version in V15_VERSIONS else None
+
     def rule_version(self) -> None:
-        if "version" not in self.yaml:
-            self.error(2, "version", "missing: without `version: 2` Codabench silently uses the v1.5 parser "
-                                     "(\"HTML pages could not be found in the yaml file\", issue #1934)")
+        chosen = self.parser_version()
+        if chosen == "2":
+            return
+        if chosen == "1.5":
+            given = f"version {self.yaml['version']!r}" if "version" in self.yaml else "no version"
+            self.error(2, "version", f"{given}: Codabench uses its v1.5 parser, whose rules differ (\"HTML pages "
+                                     "could not be found in the yaml file\", issue #1934); write `version: 2`",
+                       platform=False)
             return
         version = self.yaml["version"]
-        if version != 2 or not isinstance(version, int) or isinstance(version, bool):
-            self.error(2, "version", f"{version!r} ({type(version).__name__}) is not the integer 2: "
-                                     f"str(version) is {str(version)!r}, and Codabench answers "
-                                     "\"A suitable version could not be found for this competition\" "
-                                     "or uses the v1.5 parser")
+        self.error(2, "version", f"{version!r}: str(version) is {str(version)!r}, and Codabench answers \"A "
+                                 "suitable version could not be found for this competition\"; write `version: 2`")
 
     def rule_top_level(self) -> None:
         self.check_fields("competition", self.yaml, "")
@@ -445,7 +504,8 @@ class _Checker:
             self.error(4, "docker_image", f"missing: Codabench then uses codalab/codalab-legacy:py37 "
                                           f"(numpy 1.17); write `docker_image: {self.image}`")
         elif isinstance(image, str) and image != self.image:
-            self.error(4, "docker_image", f"{image!r} is not the project's image {self.image!r} "
+            self.error(4, "docker_image", f"{image!r} is not the accepted image {self.image!r}: Codabench's "
+                                          "worker must be able to pull it; accept another with --image "
                                           "(see docs/bundles.md)")
 
     def rule_tasks(self) -> None:
@@ -475,9 +535,11 @@ class _Checker:
             for field in ("scoring_program", "ingestion_program"):
                 if isinstance(task.get(field), str):
                     self.check_program(task, field, f"{at}.{field}", index)
+                    self.check_folder_slash(task[field], f"{at}.{field}")
             for field in ("reference_data", "input_data"):
                 if isinstance(task.get(field), str):
                     self.check_data(task, field, f"{at}.{field}", index)
+                    self.check_folder_slash(task[field], f"{at}.{field}")
             if task.get("ingestion_only_during_scoring") and not task.get("ingestion_program"):
                 self.error(9, f"{at}.ingestion_only_during_scoring",
                            "set, but the task has no ingestion_program")
@@ -491,6 +553,7 @@ class _Checker:
                     self.error(7, f"{at}.tasks[{j}]", f"unknown task index {index!r}")
             if isinstance(solution.get("path"), str):
                 self.resolve(solution["path"], f"{at}.path")
+                self.check_folder_slash(solution["path"], f"{at}.path")
 
     def task_name(self, task: dict) -> str | None:
         """The codascore task a YAML task scores: ref/task.yaml's `task`, else the reference folder's name."""
@@ -565,18 +628,19 @@ class _Checker:
         spec = folder / "task.yaml"
         if not spec.is_file():
             self.error(7, at, f"{task[field]} has no task.yaml: the scoring program cannot tell which task "
-                              "to score (it exits 2, an organiser error)")
+                              "to score (it exits 2, an organiser error)", platform=False)
             return
         named = _task_yaml_name(spec)
         if named is None:
-            self.error(7, at, f"{task[field]}/task.yaml does not name a task (`task: <family>.<task>`)")
+            self.error(7, at, f"{task[field]}/task.yaml does not name a task (`task: <family>.<task>`)",
+                       platform=False)
             return
         reference = bundle_path(self.root, task.get("reference_data"))
         if field == "input_data" and reference and (reference / "task.yaml").is_file():
             expected = _task_yaml_name(reference / "task.yaml")
             if named != expected:
                 self.error(7, at, f"{task[field]}/task.yaml names task {named!r} but the reference data "
-                                  f"names {expected!r}")
+                                  f"names {expected!r}", platform=False)
 
     def check_program(self, task: dict, field: str, at: str, index: Any) -> None:
         value = task[field]
@@ -658,16 +722,18 @@ class _Checker:
                 continue
             tasks = phase.get("tasks")
             if isinstance(tasks, list) and not tasks:
-                self.error(10, f"{at}.tasks", "Phases must contain at least one task to be valid")
+                self.error(10, f"{at}.tasks", "an empty list: Codabench accepts the phase, but no task can be "
+                                              "submitted to (\"Phases must contain at least one task to be "
+                                              "valid\")", platform=False)
             for j, index in enumerate(tasks if isinstance(tasks, list) else []):
                 if not hashable(index) or index not in defined:
                     self.error(10, f"{at}.tasks[{j}]", f"unknown task index {index!r} (tasks define "
                                                        f"{sorted(defined, key=str)}): \"Unpacking the bundle "
                                                        "failed\"")
-            start, end = (self.parse_date(phase[key], f"{at}.{key}") if key in phase else None
-                          for key in ("start", "end"))
+            start, end = (self.stored_date(phase, key, f"{at}.{key}") for key in ("start", "end"))
             if start is not None and end is not None and end <= start:
-                self.error(11, f"{at}.end", f"ends ({end}) before it starts ({start})")
+                self.error(11, f"{at}.end", f"ends ({end}) before it starts ({start}), as Codabench stores the "
+                                            "dates", platform=False)
             limit = phase.get("execution_time_limit")
             if isinstance(limit, (int, float)) and not isinstance(limit, bool):
                 if limit <= 0:
@@ -682,15 +748,15 @@ class _Checker:
                 if isinstance(phase.get(key), str) and not self.absent_ok(phase[key], key, None, f"{at}.{key}",
                                                                           phase_tasks):
                     self.resolve(phase[key], f"{at}.{key}")
+                    self.check_folder_slash(phase[key], f"{at}.{key}")
         ordered = self.phases_in_platform_order()
         if ordered and ordered[0][1].get("auto_migrate_to_this_phase"):
             self.error(13, f"phases[{ordered[0][0]}].auto_migrate_to_this_phase",
                        "You cannot auto migrate to the first phase of a competition")
         for (i, phase), (j, after) in zip(ordered, ordered[1:]):
             name = phase.get("name")
-            end = self.parse_date(phase.get("end"), None) if "end" in phase else None
-            next_start = self.parse_date(after.get("start"), None)
-            if "end" not in phase or phase.get("end") is None:
+            end, next_start = self.stored_date(phase, "end"), self.stored_date(after, "start")
+            if not phase.get("end"):
                 self.error(11, f"phases[{i}].end", f"Phase: {name} must have an end time because it has a "
                                                    "phase after it.")
                 continue
@@ -698,22 +764,35 @@ class _Checker:
                 continue
             if next_start < end:
                 self.error(11, f"phases[{j}].start", f"Phases must be sequential: {after.get('name')} starts "
-                                                     f"({next_start}) before {name} ends ({end})")
+                                                     f"({next_start}) before {name} ends ({end}), as Codabench "
+                                                     "stores the dates")
             elif next_start == end:
                 self.error(11, f"phases[{j}].start", f"Phases dates conflict: {after.get('name')} starts "
                                                      f"exactly when {name} ends ({end}); start it later")
 
-    def parse_date(self, value: Any, at: str | None) -> dt.datetime | None:
-        if isinstance(value, dt.datetime):
-            return value.replace(tzinfo=None)
-        if isinstance(value, dt.date):
-            return dt.datetime(value.year, value.month, value.day)
-        if isinstance(value, str) and ISO_DATE.match(value):
-            return dt.datetime.fromisoformat(value)
-        if at is not None and value is not None:
-            self.error(12, at, f"{value!r} is not an ISO date YYYY-MM-DD[ HH:MM:SS] (dateutil would read it "
-                               "month-first; the time zone is replaced by UTC)")
-        return None
+    def stored_date(self, phase: dict, key: str, at: str | None = None) -> dt.datetime | None:
+        """The phase's start or end as Codabench stores it (:func:`platform_datetime`), or None when it is
+        absent or unreadable. With ``at``, the value's findings (rule 12) are recorded."""
+        value = phase.get(key)
+        try:
+            stored = platform_datetime(value)
+        except ValueError as exc:
+            if at is not None:
+                self.error(12, at, f"{value!r}: Codabench cannot read it as a date ({exc}); write YYYY-MM-DD "
+                                   "or a quoted \"YYYY-MM-DD HH:MM:SS\"", platform=True)
+            return None
+        if at is None or stored is None:
+            return stored
+        if isinstance(value, str) and not ISO_DATE.match(value.strip()):
+            self.error(12, at, f"{value!r} is not an ISO date: Codabench reads it with dateutil, month-first, "
+                               f"as {stored}; write YYYY-MM-DD or a quoted \"YYYY-MM-DD HH:MM:SS\"")
+        elif isinstance(value, dt.datetime) and value.time() != dt.time():
+            self.warn(12, at, f"unquoted timestamp {value}: Codabench keeps only its day and stores {stored} "
+                              f"(UTC); quote it to keep the time: {key}: \"{value}\"")
+        elif key == "end" and not (isinstance(value, str) and ":" in value):
+            self.warn(12, at, f"the phase closes at {stored} UTC, the very start of that day; to include the "
+                              f"day, write {key}: \"{stored.date()} 23:59:59\"")
+        return stored
 
     def indexed_columns(self) -> list[tuple[int, dict]]:
         """(position, column) for the columns of leaderboards[0] that are mappings with a usable key and index."""
@@ -876,7 +955,7 @@ class _Checker:
                                f"no task of any phase writes {column.get('key')!r}: the column would always "
                                "be n/a")
 
-    # ----- rule 28: nothing participants download holds the answers
+    # ----- rule 29: nothing participants download holds the answers
     def downloadable(self) -> list[tuple[str, str, Path]]:
         """(YAML path, value, bundle path) of what participants can download: starting kits and public data,
         program folders (make_programs_available), pages and terms; each bundle path once."""
@@ -917,12 +996,12 @@ class _Checker:
             for name, digest in _digests(path):
                 if digest in secret:
                     where = f"{value}/{name}" if path.is_dir() or zipfile.is_zipfile(path) else value
-                    self.error(28, at, f"{where} is a copy of the reference file {secret[digest]}: participants "
+                    self.error(29, at, f"{where} is a copy of the reference file {secret[digest]}: participants "
                                        "can download it")
                 if name in generation:
                     held.append(name)
             if held:
-                self.error(28, at, f"{value} holds the library's generation modules ({', '.join(sorted(held))}): "
+                self.error(29, at, f"{value} holds the library's generation modules ({', '.join(sorted(held))}): "
                                    "participants who download it can rebuild the data; build the bundle with "
                                    "`codascore bundle`, which leaves them out")
         self.check_answer_samples()
@@ -951,9 +1030,9 @@ class _Checker:
             message = (f"{', '.join(found)}: made from the answers (their tasks declare them), so they belong "
                        "to the demo, never to a starting kit")
             if self.from_zip:
-                self.error(28, f"phases[{p}].starting_kit", message)
+                self.error(29, f"phases[{p}].starting_kit", message)
             else:
-                self.warn(28, f"phases[{p}].starting_kit", message + "; `codascore bundle` leaves them out")
+                self.warn(29, f"phases[{p}].starting_kit", message + "; `codascore bundle` leaves them out")
 
     # ----- the whole static check
     def run_static(self) -> None:
@@ -1150,7 +1229,7 @@ def run_samples(checker: _Checker, work: Path, progress: Callable[[str], None]) 
                                              f"(logs in {result.run_dir / 'logs'} with --runs)")
 
 
-# --------------------------------------------------------------------------- rule 29: the maximum
+# --------------------------------------------------------------------------- rule 30: the maximum
 
 def answers_only_scores(checker: _Checker, index: Any, name: str, work: Path,
                         progress: Callable[[str], None]) -> dict[str, tuple[float, str]]:
@@ -1173,14 +1252,14 @@ def answers_only_scores(checker: _Checker, index: Any, name: str, work: Path,
         perfect = work / ".perfect" / name / "submission"
         if not task.write_perfect_submission(folder, perfect, task.load_config(raw)):
             return found
-        progress(f"running {name} / the perfect submission (rule 29)")
+        progress(f"running {name} / the perfect submission (rule 30)")
         result = run(name, perfect, work / ".perfect" / name / "run", root=checker.root, quiet=True)
     except (ReferenceDataError, RunnerError, OSError, yaml.YAMLError) as exc:
-        checker.warn(29, at, f"{name}: the perfect submission could not be made ({exc}); only documented "
+        checker.warn(30, at, f"{name}: the perfect submission could not be made ({exc}); only documented "
                              "bounds are checked")
         return found
     if not result.scored:
-        checker.warn(29, at, f"{name}: the perfect submission did not score (exit {result.exit_code}); only "
+        checker.warn(30, at, f"{name}: the perfect submission did not score (exit {result.exit_code}); only "
                              "documented bounds are checked")
         return found
     found.update((key, (float(result.scores[key]), "the perfect submission's score")) for key in measured
@@ -1190,8 +1269,8 @@ def answers_only_scores(checker: _Checker, index: Any, name: str, work: Path,
 
 def check_maximum(checker: _Checker, where: str, name: str, sample: str, scores: dict,
                   maxima: dict[str, tuple[float, str]]) -> None:
-    """Rule 29 for one scored sample. In a source folder a sample its task declares made from the answers
-    is skipped: `codascore bundle` leaves it out (rule 28 warns)."""
+    """Rule 30 for one scored sample. In a source folder a sample its task declares made from the answers
+    is skipped: `codascore bundle` leaves it out (rule 29 warns)."""
     from .registry import get_task
 
     if not checker.from_zip and sample in get_task(name).answer_samples:
@@ -1199,17 +1278,23 @@ def check_maximum(checker: _Checker, where: str, name: str, sample: str, scores:
     for key, (top, origin) in sorted(maxima.items()):
         value = scores.get(key)
         if isinstance(value, (int, float)) and value >= top - 1e-9 * max(1.0, abs(top)):
-            checker.error(29, where, f"{key} = {value:.10g} reaches {top:.10g} ({origin}), which only the answers "
+            checker.error(30, where, f"{key} = {value:.10g} reaches {top:.10g} ({origin}), which only the answers "
                                      "reach: keep this sample out of the starting kit")
 
 
 # --------------------------------------------------------------------------- entry point
 
+def _refused(path: str, message: str) -> Finding:
+    """A rule-1 finding: Codabench refuses the upload itself."""
+    return Finding(1, path, message, "error", platform=True)
+
+
 def check_bundle(bundle_path: Path, run: bool = False, image: str | None = None,
                  progress: Callable[[str], None] = lambda message: None,
-                 runs_dir: Path | None = None) -> CheckReport:
+                 runs_dir: Path | None = None, platform_only: bool = False) -> CheckReport:
     """Check a bundle zip, a bundle folder or a competition YAML file; findings cover every invariant.
-    With run, the sample runs go to runs_dir (kept) or to a temporary folder."""
+    With run, the sample runs go to runs_dir (kept) or to a temporary folder. With platform_only, only what
+    Codabench itself would refuse at upload is reported (no house rule, no run), for any organiser's bundle."""
     bundle_path = Path(bundle_path)
     image = image or bundle.DOCKER_IMAGE
     report = CheckReport(str(bundle_path), [])
@@ -1218,14 +1303,14 @@ def check_bundle(bundle_path: Path, run: bool = False, image: str | None = None,
         from_zip = bundle_path.is_file() and bundle_path.suffix.lower() == ".zip"
         if from_zip:
             if not zipfile.is_zipfile(bundle_path):
-                report.findings.append(Finding(1, bundle_path.name, "Bad zip file uploaded."))
+                report.findings.append(_refused(bundle_path.name, "Bad zip file uploaded."))
                 return report
             with zipfile.ZipFile(bundle_path) as archive:
                 names = archive.namelist()
             if "competition.yaml" not in names:
                 nested = [n for n in names if n.endswith("/competition.yaml")]
                 hint = f" (it is at {nested[0]}: zip the folder's contents, not the folder)" if nested else ""
-                report.findings.append(Finding(1, "competition.yaml", "competition.yaml is missing from zip, "
+                report.findings.append(_refused("competition.yaml", "competition.yaml is missing from zip, "
                                                "check your folder structure to make sure it is in the root "
                                                "directory" + hint))
                 return report
@@ -1233,7 +1318,7 @@ def check_bundle(bundle_path: Path, run: bool = False, image: str | None = None,
             try:
                 sandbox.safe_extract(bundle_path, root)
             except (sandbox.UnsafeArchiveError, zipfile.BadZipFile) as exc:
-                report.findings.append(Finding(1, bundle_path.name, f"unsafe or broken archive: {exc}"))
+                report.findings.append(_refused(bundle_path.name, f"unsafe or broken archive: {exc}"))
                 return report
             yaml_file = root / "competition.yaml"
         elif bundle_path.is_dir():
@@ -1241,29 +1326,34 @@ def check_bundle(bundle_path: Path, run: bool = False, image: str | None = None,
         elif bundle_path.is_file():
             root, yaml_file = yaml_root_of(bundle_path), bundle_path
         else:
-            report.findings.append(Finding(1, str(bundle_path), "no such bundle (zip, folder or YAML file)"))
+            report.findings.append(_refused(str(bundle_path), "no such bundle (zip, folder or YAML file)"))
             return report
         if not yaml_file.is_file():
-            report.findings.append(Finding(1, "competition.yaml", f"competition.yaml is missing from "
+            report.findings.append(_refused("competition.yaml", f"competition.yaml is missing from "
                                                                   f"{bundle_path}"))
             return report
         try:
             competition, duplicates = load_yaml(yaml_file.read_text())
         except yaml.YAMLError as exc:
-            report.findings.append(Finding(1, "competition.yaml", f"not valid YAML: {exc}"))
+            report.findings.append(_refused("competition.yaml", f"not valid YAML: {exc}"))
             return report
         if not isinstance(competition, dict):
-            report.findings.append(Finding(1, "competition.yaml", "must be a YAML mapping"))
+            report.findings.append(_refused("competition.yaml", "must be a YAML mapping"))
             return report
         checker = _Checker(root, competition, from_zip, image)
+        if platform_only and checker.parser_version() == "1.5":
+            report.findings = [Finding(2, "version", "Codabench reads this bundle with its v1.5 parser, whose "
+                                                     "rules are not modelled here: nothing checked", "warning")]
+            report.summary = "v1.5 bundle, not checked"
+            return report
         for key, line in duplicates:
             checker.warn(1, f"line {line}", f"duplicated key {key!r}: PyYAML and Codabench silently keep the "
                                             "last one")
         checker.run_static()
-        if run:
+        if run and not platform_only:
             run_samples(checker, Path(runs_dir) if runs_dir else tmp / "runs", progress)
-        report.findings = checker.findings
-        report.summary = checker.summary()
+        report.findings = [f for f in checker.findings if f.platform] if platform_only else checker.findings
+        report.summary = checker.summary() + (" (Codabench's own rules only)" if platform_only else "")
     return report
 
 

@@ -106,7 +106,8 @@ def cmd_check(args) -> int:
     for path in args.bundles:
         runs = Path(args.runs) / Path(path).stem if args.runs else None
         report = check_bundle(Path(path), run=args.run, image=args.image, runs_dir=runs,
-                              progress=lambda message: print(message, file=sys.stderr, flush=True))
+                              progress=lambda message: print(message, file=sys.stderr, flush=True),
+                              platform_only=args.platform_only)
         print(format_report(report))
         failed |= not report.ok or (args.strict and bool(report.warnings))
     return 1 if failed else 0
@@ -159,10 +160,13 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("check", help="check Codabench bundles (zip, folder or competition YAML)")
     p.add_argument("bundles", nargs="*", metavar="BUNDLE")
     p.add_argument("--run", action="store_true",
-                   help="also run every sample submission of the starting kits (rules 14, 22-27, 29)")
+                   help="also run every sample submission of the starting kits (rules 14, 22-27, 30)")
     p.add_argument("--runs", help="with --run: keep the run folders (logs, outputs) below this folder")
     p.add_argument("--strict", action="store_true", help="warnings fail too")
-    p.add_argument("--image", help="the accepted docker_image (default: the project's image)")
+    p.add_argument("--image", help="the accepted docker_image (default: codalab/codalab-legacy:py312)")
+    p.add_argument("--platform-only", action="store_true",
+                   help="report only what Codabench itself refuses at upload, for any organiser's bundle "
+                        "(no house rule, no runs)")
     p.add_argument("--rules", action="store_true", help="list the invariants and exit")
     p.set_defaults(func=cmd_check)
 

@@ -38,8 +38,10 @@ EXIT_OK, EXIT_INVALID_SUBMISSION, EXIT_ORGANISER_ERROR, EXIT_INTERNAL_ERROR = 0,
 WORKER_FILES = frozenset({"metadata"})
 #: Written by the ingestion program when participant code failed; the scorer reports it.
 INGESTION_ERROR_FILE = "ingestion_error.txt"
-#: Codabench stores scores as Decimal(20, 10).
+#: Codabench stores scores as Decimal(20, 10): every stored value has |v| < 1e10 ...
 MAX_ABS_SCORE = 1e10
+#: ... so a value beyond this bound is clipped to it, with a warning naming the true value.
+MAX_STORABLE_SCORE = MAX_ABS_SCORE - 1
 
 
 def log(message: str) -> None:
@@ -118,13 +120,21 @@ def check_ingestion_outcome(res_dir: Path) -> None:
 
 # --------------------------------------------------------------------------- scores.json
 
-def clean_scores(scores: dict[str, Any], task: Task) -> tuple[dict[str, float], list[str], list[str]]:
-    """Plain-float copy of scores with non-finite secondary values dropped.
+def clean_scores(scores: dict[str, Any], task: Task) -> tuple[dict[str, float], list[str], dict[str, float],
+                                                           list[str]]:
+    """Plain-float copy of scores that Codabench can store, and what was changed to get it.
 
-    Returns (scores, omitted keys, warnings). A key the task does not declare, a non-number, a
-    non-finite or missing primary ``score`` or |value| >= 1e10 is a bug in the task: RuntimeError."""
+    Codabench stores every leaderboard value as ``DecimalField(max_digits=20, decimal_places=10)``, so a
+    stored value must be finite with |v| < 1e10 (docs/bundles.md, "Storable scores"). A valid submission,
+    however bad, must still be scored, so a value outside that range (R², MSE, a property or a
+    log-likelihood of a very bad submission, an infinity included) is clipped to ±(1e10 - 1) and reported;
+    a NaN secondary value is left out (its column shows n/a).
+
+    Returns (scores, omitted keys, clipped keys with their true values, warnings). A key the task does not
+    declare, a non-number, or a missing or NaN primary ``score`` is a bug in the task: RuntimeError."""
     cleaned: dict[str, float] = {}
     omitted: list[str] = []
+    clipped: dict[str, float] = {}
     warnings: list[str] = []
     for key, value in scores.items():
         if key not in task.score_keys:
@@ -132,16 +142,19 @@ def clean_scores(scores: dict[str, Any], task: Task) -> tuple[dict[str, float], 
         if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
             raise RuntimeError(f"task {task.name}: score {key!r} is not a number: {value!r}")
         number = float(value)
-        if not math.isfinite(number):
+        if math.isnan(number):
             omitted.append(key)
-            warnings.append(f"score {key!r} is {number} and was left out of scores.json")
+            warnings.append(f"score {key!r} is not a number (NaN) and was left out of scores.json")
             continue
-        if abs(number) >= MAX_ABS_SCORE:
-            raise RuntimeError(f"task {task.name}: score {key!r} = {number} is outside Codabench's range")
+        if abs(number) > MAX_STORABLE_SCORE:
+            clipped[key] = number
+            number = math.copysign(MAX_STORABLE_SCORE, number)
+            warnings.append(f"score {key!r} = {clipped[key]:.6g} is beyond what Codabench can store "
+                            f"(|value| < 1e10): clipped to {number:.10g}")
         cleaned[key] = number
     if "score" not in cleaned:
-        raise RuntimeError(f"task {task.name} produced no finite primary 'score'")
-    return cleaned, omitted, warnings
+        raise RuntimeError(f"task {task.name} produced no primary 'score' that is a number")
+    return cleaned, omitted, clipped, warnings
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -221,7 +234,7 @@ def score_main(argv: list[str]) -> int:
         submission = task.load_submission(res_root, reference, config)
         stage = "scoring"
         result = task.score(reference, submission, config)
-        scores, omitted, score_warnings = clean_scores(result.scores, task)
+        scores, omitted, clipped, score_warnings = clean_scores(result.scores, task)
     except SubmissionError as exc:
         return _fail_submission(task, exc, warnings, output_dir)
     except ReferenceDataError as exc:
@@ -233,7 +246,7 @@ def score_main(argv: list[str]) -> int:
     warnings += result.warnings + score_warnings
     for warning in warnings:
         log(f"WARNING: {warning}")
-    _write_details(output_dir, task, scores, warnings, result, omitted)
+    _write_details(output_dir, task, scores, warnings, result, omitted, clipped)
     _write_page(output_dir, task, scores, warnings, result, reference, submission, config)
     write_atomic(output_dir / "scores.json", _json(scores))
     log(f"scored in {time.perf_counter() - started:.2f} s: " +
@@ -262,9 +275,12 @@ def _fail_submission(task: Task, exc: SubmissionError, warnings: list[str], outp
 
 
 def _write_details(output_dir: Path, task: Task, scores: dict, warnings: list[str], result: Result,
-                   omitted: list[str]) -> None:
+                   omitted: list[str], clipped: dict[str, float]) -> None:
+    # clipped_scores holds each clipped key's true value (a string when it is infinite: strict JSON).
     details = {"task": task.name, "status": "scored", "codascore_version": __version__,
-               "scores": scores, "omitted_scores": omitted, "warnings": warnings,
+               "scores": scores, "omitted_scores": omitted,
+               "clipped_scores": {k: v if math.isfinite(v) else repr(v) for k, v in clipped.items()},
+               "warnings": warnings,
                **_finite_or_none(result.details), "instances": _finite_or_none(result.instances)}
     write_atomic(output_dir / "details.json", _json(details))
 

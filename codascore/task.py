@@ -67,8 +67,9 @@ class Section:
 class Result:
     """What a task's score() returns.
 
-    scores:    the keys written to scores.json; values must be finite (non-finite ones are dropped
-               with a warning, and the primary ``score`` must always be finite).
+    scores:    the keys written to scores.json, as computed: the Codabench layer clips a value Codabench
+               cannot store (|v| >= 1e10, infinities) to ±(1e10 - 1) with a warning, and leaves out a
+               NaN secondary value; the primary ``score`` must never be NaN.
     instances: one record per instance, each with an ``"id"`` and its per-instance metrics (details.json).
     warnings:  messages for the participant (page, details.json, stderr).
     details:   further JSON-able content for details.json (for example new best MPE values).

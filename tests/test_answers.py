@@ -1,6 +1,6 @@
 """No answers reach participants: what each task declares (its answer samples, its perfect submission, the
 scores only the answers reach), the private bundle seed, program folders without the generation modules,
-and the checker's rules 28 and 29 on fixture bundles made here in code."""
+and the checker's rules 29 and 30 on fixture bundles made here in code."""
 
 from __future__ import annotations
 
@@ -217,7 +217,7 @@ def test_every_module_of_a_program_folder_imports_without_the_generation_modules
     assert "codascore.uai.engine" in modules and "codascore.weak_lensing.generate" not in modules
 
 
-# --------------------------------------------------------------------------- checker rule 28
+# --------------------------------------------------------------------------- checker rule 29
 
 REFERENCE = f"reference_data/{TASK}/label_test.npy"
 TRUTH = b"\x93NUMPY the private truth of the fixture"
@@ -230,13 +230,13 @@ def answers_bundle(tmp_path, files: dict) -> Path:
     return write_bundle(tmp_path / "b", data, {**base, **files})
 
 
-def rule_28(report) -> list[str]:
-    return [str(f) for f in report.findings if f.rule == 28]
+def rule_29(report) -> list[str]:
+    return [str(f) for f in report.findings if f.rule == 29]
 
 
-def test_the_fixture_without_answers_passes_rule_28(tmp_path):
+def test_the_fixture_without_answers_passes_rule_29(tmp_path):
     folder = answers_bundle(tmp_path, {})
-    assert rule_28(checker.check_bundle(zip_folder(folder, tmp_path / "b.zip"))) == []
+    assert rule_29(checker.check_bundle(zip_folder(folder, tmp_path / "b.zip"))) == []
 
 
 @pytest.mark.parametrize("copy, at", [
@@ -246,7 +246,7 @@ def test_the_fixture_without_answers_passes_rule_28(tmp_path):
 ])
 def test_a_copy_of_a_reference_file_anywhere_participants_download_is_an_error(tmp_path, copy, at):
     report = checker.check_bundle(zip_folder(answers_bundle(tmp_path, {copy: TRUTH}), tmp_path / "b.zip"))
-    assert any(f.rule == 28 and f.severity == "error" and f.path == at and f"is a copy of the reference file "
+    assert any(f.rule == 29 and f.severity == "error" and f.path == at and f"is a copy of the reference file "
                f"{REFERENCE}" in f.message for f in report.findings), report.messages()
 
 
@@ -258,34 +258,34 @@ def test_a_copy_of_a_file_the_input_data_also_holds_is_not_a_secret(tmp_path):
     folder = write_bundle(tmp_path / "b", data, {
         f"input_data/{TASK}/task.yaml": f"task: {TASK}\n", f"input_data/{TASK}/model.txt": shared,
         f"reference_data/{TASK}/model.txt": shared, f"sample_submissions/{TASK}/dummy/model.txt": shared})
-    assert rule_28(checker.check_bundle(folder)) == []
+    assert rule_29(checker.check_bundle(folder)) == []
 
 
 def test_a_sample_the_task_declares_made_from_the_answers_is_an_error_in_a_zip(tmp_path):
     assert "calibrated" in get_task(TASK).answer_samples
     folder = answers_bundle(tmp_path, {f"sample_submissions/{TASK}/calibrated/result.json": '{"means": []}'})
     in_zip = checker.check_bundle(zip_folder(folder, tmp_path / "b.zip"))
-    assert [(f.severity, f.path) for f in in_zip.findings if f.rule == 28] == [("error", "phases[0].starting_kit")]
-    assert "weak_lensing.phase1/calibrated: made from the answers" in rule_28(in_zip)[0]
+    assert [(f.severity, f.path) for f in in_zip.findings if f.rule == 29] == [("error", "phases[0].starting_kit")]
+    assert "weak_lensing.phase1/calibrated: made from the answers" in rule_29(in_zip)[0]
     # A source folder: the builder leaves it out, so the checker says so without failing.
     in_folder = checker.check_bundle(folder)
-    assert [f.severity for f in in_folder.findings if f.rule == 28] == ["warning"]
-    assert "`codascore bundle` leaves them out" in rule_28(in_folder)[0]
+    assert [f.severity for f in in_folder.findings if f.rule == 29] == ["warning"]
+    assert "`codascore bundle` leaves them out" in rule_29(in_folder)[0]
 
 
 def test_a_program_folder_holding_a_generation_module_is_an_error(tmp_path):
     folder = answers_bundle(tmp_path, {"scoring_program/codascore/__init__.py": "",
                                        "scoring_program/codascore/weak_lensing/generate.py": "SEED = 1\n"})
     report = checker.check_bundle(zip_folder(folder, tmp_path / "b.zip"))
-    assert any(f.rule == 28 and f.path == "tasks[0].scoring_program" and "generation modules "
+    assert any(f.rule == 29 and f.path == "tasks[0].scoring_program" and "generation modules "
                "(codascore/weak_lensing/generate.py)" in f.message for f in report.errors), report.messages()
 
 
-def test_rules_28_and_29_are_listed():
-    assert "holds the answers" in checker.RULES[28] and "only the answers reach" in checker.RULES[29]
+def test_rules_29_and_30_are_listed():
+    assert "holds the answers" in checker.RULES[29] and "only the answers reach" in checker.RULES[30]
 
 
-# --------------------------------------------------------------------------- checker rule 29 (--run)
+# --------------------------------------------------------------------------- checker rule 30 (--run)
 
 FAKE_SCORER = """\
 import json, os, sys
@@ -305,7 +305,7 @@ def test_a_sample_reaching_a_documented_bound_is_an_error(tmp_path):
     data["enable_detailed_results"] = False
     (folder / "competition.yaml").write_text(yaml.safe_dump(data))
     report = checker.check_bundle(folder, run=True)
-    hits = [f for f in report.errors if f.rule == 29]
+    hits = [f for f in report.errors if f.rule == 30]
     assert [f.path for f in hits] == [f"phases[0].starting_kit ({TASK}/knows)"], report.messages()
     assert "R_squared = 1 reaches 1 (a documented bound)" in hits[0].message
 
@@ -329,6 +329,6 @@ def test_a_sample_scoring_like_the_perfect_submission_is_an_error(tmp_path):
         f"sample_submissions/{name}/hedged/result.json": '{"p_ind": %s}' % [0.9 - 0.8 * v for v in is_ood]})
     np.save(folder / "reference_data" / name / "label_test_phase2.npy", is_ood)
     report = checker.check_bundle(folder, run=True)
-    hits = [f for f in report.findings if f.rule == 29]
+    hits = [f for f in report.findings if f.rule == 30]
     assert [f.path for f in hits] == [f"phases[0].starting_kit ({name}/knows)"], report.messages()
     assert "(the perfect submission's score), which only the answers reach" in hits[0].message

@@ -58,7 +58,7 @@ def test_zip_layout_follows_the_yaml(built, data_root, name):
     assert competition["image"] in names and competition["terms"] in names
     for task in competition["tasks"]:
         for program in ("scoring_program", "ingestion_program"):
-            folder = task[program]
+            folder = task[program].rstrip("/")
             assert f"{folder}/metadata.yaml" in names
             # The library travels inside every program folder: Codabench mounts nothing else. Its
             # generation modules do not: participants may download program folders.
@@ -66,9 +66,9 @@ def test_zip_layout_follows_the_yaml(built, data_root, name):
             assert not {f"{folder}/codascore/{module}" for module in GENERATION_MODULES} & set(names)
         reference = data_root / task["reference_data"]
         if reference.is_dir():
-            expected = {f"{task['reference_data']}/{n}" for n, _ in bundle.folder_entries(reference)}
+            expected = {f"{task['reference_data'].rstrip('/')}/{n}" for n, _ in bundle.folder_entries(reference)}
             assert expected <= set(names)
-            assert f"{task['reference_data']}/{bundle_data.PROVENANCE_FILE}" in names
+            assert f"{task['reference_data'].rstrip('/')}/{bundle_data.PROVENANCE_FILE}" in names
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -118,7 +118,7 @@ def test_a_missing_folder_of_an_available_task_stops_the_build(tmp_path):
 # ----- end to end: every built zip, extracted, holds the private data (its starting kits without the samples
 # made from the answers) and the project's programs; every starting-kit sample scores through the local runner
 # from the extracted suite zip, which holds every task (the family zips hold the same files), and none reaches
-# what only the answers reach (the checker's --run: rules 14, 22-27 and 29).
+# what only the answers reach (the checker's --run: rules 14, 22-27 and 30).
 
 
 @pytest.fixture(scope="session")
@@ -171,7 +171,7 @@ def test_no_starting_kit_sample_reaches_what_only_the_answers_reach(built, extra
                 for sample in kit_samples(extracted["suite"], task)}
     assert expected <= set(ran)
     measured = {task for task in all_tasks() if None in get_task(task).max_scores.values()}
-    assert {f"running {task} / the perfect submission (rule 29)" for task in measured} <= set(ran)
+    assert {f"running {task} / the perfect submission (rule 30)" for task in measured} <= set(ran)
 
 
 @pytest.mark.parametrize("name", NAMES)

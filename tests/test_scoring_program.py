@@ -4,6 +4,7 @@ exit codes, scores.json, details.json, detailed_results.html, and the invalid-in
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -11,7 +12,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from codascore.codabench import clean_scores
+from codascore.registry import get_task
 from conftest import REPO_ROOT
 
 SCORE_PY = REPO_ROOT / "scoring_program" / "score.py"
@@ -136,6 +141,38 @@ def test_floored_score_stays_finite(tmp_path):
     assert code == 0
     assert json.loads((out / "scores.json").read_text())["score"] == -1e6
     assert "floor" in stderr
+
+
+def test_means_far_off_are_scored_and_clipped_values_named(tmp_path):
+    """R² and MSE of means of 1e6 leave Codabench's range: exit 0, every value storable, the clip named."""
+    code, stderr, out = score(tmp_path, result={**GOOD, "means": [[1e6, 1e6]] * 3})
+    assert code == 0, stderr
+    scores = json.loads((out / "scores.json").read_text())
+    assert all(math.isfinite(v) and abs(v) < 1e10 for v in scores.values())
+    assert scores["R_squared"] == -(1e10 - 1) and scores["MSE"] == 1e10 - 1
+    details = json.loads((out / "details.json").read_text())
+    assert details["clipped_scores"]["R_squared"] < -1e10 and details["clipped_scores"]["MSE"] > 1e10
+    page = (out / "detailed_results.html").read_text()
+    assert "R_squared" in page and "clipped to -9999999999" in page and "clipped to 9999999999" in page
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(["score", "MSE", "R_squared"]),
+                       st.floats(allow_nan=True, allow_infinity=True), min_size=1).filter(
+                           lambda s: "score" in s and not math.isnan(s["score"])))
+def test_stored_scores_are_finite_below_1e10_and_unchanged_when_storable(scores):
+    task = get_task("weak_lensing.phase1")
+    cleaned, omitted, clipped, warnings = clean_scores(scores, task)
+    for key, value in scores.items():
+        if math.isnan(value):
+            assert key in omitted and key not in cleaned
+            continue
+        assert math.isfinite(cleaned[key]) and abs(cleaned[key]) < 1e10
+        if abs(value) < 1e10 - 1:
+            assert cleaned[key] == value and key not in clipped
+        else:
+            assert clipped[key] == value and math.copysign(1, cleaned[key]) == math.copysign(1, value)
+    assert len(warnings) == len(clipped) + len(omitted)
 
 
 def test_extra_keys_are_ignored(tmp_path):

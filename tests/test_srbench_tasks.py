@@ -98,6 +98,24 @@ def test_nonfinite_models_are_worst_and_missing_runs_failed(root, tmp_path):
     assert math.isfinite(result.scores["mean_r2"])
 
 
+def test_a_constant_model_far_off_is_scored_with_every_value_storable(root, tmp_path):
+    """A valid but very bad submission is always scored (exit 0): values Codabench cannot store are
+    clipped to ±(1e10 - 1), and the page and details.json name the true values."""
+    models = json.loads((root / "sample_submissions" / TASK / "true_formulas" / io.MODELS_FILE).read_text())
+    folder = tmp_path / "sub"
+    folder.mkdir()
+    (folder / io.MODELS_FILE).write_text(json.dumps({run: "10000000.0" for run in models}))
+    result = runner.run(TASK, folder, tmp_path / "run", root=root, quiet=True)
+    assert result.exit_code == 0 and result.scored, result.error
+    assert all(math.isfinite(v) and abs(v) < 1e10 for v in result.scores.values())
+    output = result.run_dir / "scoring" / "output"
+    clipped = json.loads((output / "details.json").read_text())["clipped_scores"]
+    assert "mean_property" in clipped and clipped["mean_property"] < -1e10
+    assert result.scores["mean_property"] == -(1e10 - 1)
+    page = (output / "detailed_results.html").read_text()
+    assert "mean_property" in page and "clipped to -9999999999" in page
+
+
 @pytest.mark.parametrize("content, message", [
     ("[1, 2]", r"item \[0\]"),
     ("{\"nope/1\": \"x1\"}", "unknown run"),
