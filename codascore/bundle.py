@@ -1,7 +1,8 @@
 """Deterministic zips of program and data folders, as the bundle holds them.
 
 A program folder in the bundle is self-contained: the ``codascore`` library is copied into it, so that
-``score.py`` imports it from beside itself on Codabench (which mounts nothing else). Entries are sorted
+``score.py`` imports it from beside itself on Codabench (which mounts nothing else), without the generation
+modules (participants may download program folders: nothing there rebuilds the answers). Entries are sorted
 and carry a fixed timestamp, so the same source always gives the same bytes.
 """
 
@@ -9,10 +10,12 @@ from __future__ import annotations
 
 import io
 import zipfile
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Iterable
 
 import codascore
+
+from .registry import GENERATION_MODULES
 
 LIBRARY_DIR = Path(codascore.__file__).resolve().parent
 #: Fixed timestamp of every zip entry (the earliest a zip can store).
@@ -42,10 +45,16 @@ def folder_entries(folder: Path, prefix: str = "") -> list[tuple[str, Path]]:
     return entries
 
 
+def library_entries() -> list[tuple[str, Path]]:
+    """The library as a program folder holds it (``codascore/...``): every file but the generation modules."""
+    return [(name, path) for name, path in folder_entries(LIBRARY_DIR, "codascore/")
+            if name[len("codascore/"):] not in GENERATION_MODULES]
+
+
 def program_entries(folder: Path) -> list[tuple[str, Path]]:
     """The files of a program folder as the bundle holds it: its own files plus the library."""
     entries = dict(folder_entries(folder))
-    for name, path in folder_entries(LIBRARY_DIR, "codascore/"):
+    for name, path in library_entries():
         entries.setdefault(name, path)
     return sorted(entries.items())
 
@@ -79,6 +88,9 @@ DOCKER_IMAGE = f"codascore/codascore:py312-{codascore.__version__}"
 #: YAML keys of a task whose folder is a program: the library is copied into it.
 PROGRAM_KEYS = ("scoring_program", "ingestion_program")
 DATA_KEYS = ("reference_data", "input_data")
+#: Top folders of generated data, one sub-folder per task: a bundle takes them from its data root (the
+#: private data of codascore.bundle_data), not from the project tree (the public demo).
+DATA_FOLDERS = ("reference_data", "input_data", "sample_submissions")
 
 
 class BundleError(Exception):
@@ -118,18 +130,36 @@ def referenced_paths(competition: dict) -> list[tuple[str, str, dict | None]]:
     return refs
 
 
-def bundle_entries(yaml_file: Path, root: Path, warn=print) -> list[tuple[str, Path | bytes]]:
+def answer_sample(kit: str, inner: str) -> bool:
+    """Whether the starting-kit file ``kit/inner`` belongs to a sample its task declares made from the
+    answers (Task.answer_samples). A kit is ``sample_submissions/<task>`` (inner ``<sample>/...``) or holds
+    one folder per task (inner ``<task>/<sample>/...``)."""
+    from .registry import get_task
+    from .task import ReferenceDataError
+
+    parts = inner.split("/")
+    kit_name = PurePosixPath(kit.strip("/")).name
+    task, sample = (kit_name, parts[0]) if "." in kit_name else (parts[0], parts[1] if len(parts) > 2 else "")
+    try:
+        return sample in get_task(task).answer_samples
+    except ReferenceDataError:
+        return False
+
+
+def bundle_entries(yaml_file: Path, root: Path, warn=print, *,
+                   data_root: Path) -> list[tuple[str, Path | bytes]]:
     """Every entry of the bundle of one competition YAML: the YAML as ``competition.yaml`` at the zip root,
     and each referenced file or folder at the path the YAML gives (Codabench resolves paths from the zip
-    root), program folders with the library inside. A folder missing because its task is not in this build
-    is left out with a warning; any other missing reference is a BundleError."""
+    root), program folders with the library inside. Paths below DATA_FOLDERS are taken from data_root;
+    samples made from the answers are left out of every starting kit. A folder missing because its task is
+    not in this build is left out with a warning; any other missing reference is a BundleError."""
     import yaml
 
     from .checker import _Checker
 
-    root = Path(root)
+    root, data_root = Path(root), Path(data_root)
     competition = yaml.safe_load(Path(yaml_file).read_text()) or {}
-    probe = _Checker(root, competition, from_zip=False, image=DOCKER_IMAGE)
+    probe = _Checker(data_root, competition, from_zip=False, image=DOCKER_IMAGE)
     entries: dict[str, Path | bytes] = {"competition.yaml": Path(yaml_file).read_bytes()}
     left_out: dict[str, list[str]] = {}
     tasks = [task for task in competition.get("tasks") or [] if isinstance(task, dict)]
@@ -138,14 +168,13 @@ def bundle_entries(yaml_file: Path, root: Path, warn=print) -> list[tuple[str, P
     task_names = {probe.task_name(task) for task in tasks} - {None}
     for where, value, task in referenced_paths(competition):
         name = value.strip("/")
-        source = root / name
+        source = (data_root if name.split("/")[0] in DATA_FOLDERS else root) / name
         if not source.exists():
             reason = probe.missing_reason(value, where.rsplit(".", 1)[1], task)
             if reason:
                 left_out.setdefault(f"task {reason[0]} {reason[1]}", []).append(value)
                 continue
-            hint = " (run `make data` first)" if name.split("/")[0] in (
-                "reference_data", "input_data", "sample_submissions") else ""
+            hint = " (not generated in the bundle's data)" if name.split("/")[0] in DATA_FOLDERS else ""
             raise BundleError(f"{yaml_file.name}: {where} names {value!r}, which does not exist{hint}")
         if source.is_file():
             entries[name] = source
@@ -153,10 +182,11 @@ def bundle_entries(yaml_file: Path, root: Path, warn=print) -> list[tuple[str, P
         listed = program_entries(source) if name in programs else folder_entries(source)
         if where.startswith("phases["):
             # A starting kit holding one folder per task (sample_submissions/) keeps only this
-            # competition's tasks: the UAI bundle ships UAI samples, not every family's.
+            # competition's tasks: the UAI bundle ships UAI samples, not every family's. No kit ships a
+            # sample made from the answers: those stay in the demo.
             listed = [(inner, path) for inner, path in listed
-                      if "." not in inner.split("/")[0] or inner.split("/")[0] in task_names
-                      or "/" not in inner]
+                      if ("." not in inner.split("/")[0] or inner.split("/")[0] in task_names
+                          or "/" not in inner) and not answer_sample(value, inner)]
             if not listed:
                 warn(f"WARNING: {where}: {value} holds nothing for this competition's tasks; left out")
                 continue
@@ -166,13 +196,15 @@ def bundle_entries(yaml_file: Path, root: Path, warn=print) -> list[tuple[str, P
     return sorted(entries.items())
 
 
-def build_bundle(name: str, root: Path | None = None, out_dir: Path = Path("dist"), warn=print) -> Path:
-    """Write out_dir/NAME.zip for the suite or a family; the same sources always give the same bytes."""
+def build_bundle(name: str, root: Path | None = None, out_dir: Path = Path("dist"), warn=print, *,
+                 data_root: Path) -> Path:
+    """Write out_dir/NAME.zip for the suite or a family, its data from data_root (codascore.bundle_data);
+    the same sources and data always give the same bytes."""
     root = Path(root) if root else project_root()
     files = competition_files(root)
     if name not in files:
         raise BundleError(f"no competition named {name!r} (known: {', '.join(files)})")
-    data = zip_bytes(bundle_entries(files[name], root, warn=warn))
+    data = zip_bytes(bundle_entries(files[name], root, warn=warn, data_root=data_root))
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     target = out_dir / f"{name}.zip"

@@ -1,8 +1,8 @@
 """Bundle checker: the invariants of a Codabench v2 bundle (spec codabench.md section 9).
 
 ``codascore check BUNDLE`` takes a bundle zip, a bundle folder or a competition YAML file. Invariants 1-21
-are checked statically; with ``run=True`` (``--run``) every sample submission of the bundle's starting kits
-also goes through the local runner (:mod:`codascore.runner`) for invariants 14 and 22-27.
+and 28-29 are checked statically; with ``run=True`` (``--run``) every sample submission of the bundle's
+starting kits also goes through the local runner (:mod:`codascore.runner`) for invariants 14, 22-27 and 30.
 
 The rules are data: the schema of each YAML section (:data:`SCHEMAS`: required keys, types, length limits,
 allowed values), the keys the platform ignores (:data:`IGNORED_KEYS`) and the text of every invariant
@@ -58,6 +58,11 @@ RULES: dict[int, str] = {
     26: "no reference value is echoed to stdout or stderr",
     27: "scoring the same submission twice gives byte-identical scores.json",
     28: "a path naming a folder ends with '/'",
+    29: "nothing participants download holds the answers: no starting-kit sample its task declares made from "
+        "them, no copy of a reference file in a starting kit, program folder or page, no generation module in "
+        "a program folder",
+    30: "no starting-kit sample reaches a score only the answers reach (the task's perfect submission's, or a "
+        "documented bound)",
 }
 
 #: Rules whose findings Codabench itself would refuse at upload (its unpacker and serializers); the others are
@@ -950,10 +955,89 @@ class _Checker:
                                f"no task of any phase writes {column.get('key')!r}: the column would always "
                                "be n/a")
 
+    # ----- rule 29: nothing participants download holds the answers
+    def downloadable(self) -> list[tuple[str, str, Path]]:
+        """(YAML path, value, bundle path) of what participants can download: starting kits and public data,
+        program folders (make_programs_available), pages and terms; each bundle path once."""
+        named: list[tuple[str, Any]] = []
+        for p, phase in self.items("phases"):
+            if isinstance(phase, dict):
+                named += [(f"phases[{p}].{key}", phase.get(key)) for key in ("starting_kit", "public_data")]
+        for i, task in self.items("tasks"):
+            if isinstance(task, dict):
+                named += [(f"tasks[{i}].{key}", task.get(key)) for key in bundle.PROGRAM_KEYS]
+        named.append(("terms", self.yaml.get("terms")))
+        named += [(f"pages[{i}].file", page.get("file")) for i, page in self.items("pages")
+                  if isinstance(page, dict)]
+        found: dict[Path, tuple[str, str, Path]] = {}
+        for at, value in named:
+            path = bundle_path(self.root, value)
+            if path is not None and path.exists() and path.resolve() not in found:
+                found[path.resolve()] = (at, value.rstrip("/"), path)
+        return list(found.values())
+
+    def rule_answers(self) -> None:
+        from .registry import GENERATION_MODULES
+
+        references: dict[str, str] = {}  # digest -> reference file; input data is given to code, so no secret
+        public: set[str] = set()
+        for _, task in self.items("tasks"):
+            for key in bundle.DATA_KEYS:
+                path = bundle_path(self.root, task.get(key)) if isinstance(task, dict) else None
+                for name, digest in _digests(path) if path is not None and path.exists() else ():
+                    if key == "input_data":
+                        public.add(digest)
+                    else:
+                        references.setdefault(digest, f"{task[key].rstrip('/')}/{name}")
+        secret = {digest: name for digest, name in references.items() if digest not in public}
+        generation = {f"codascore/{module}" for module in GENERATION_MODULES}
+        for at, value, path in self.downloadable():
+            held = []
+            for name, digest in _digests(path):
+                if digest in secret:
+                    where = f"{value}/{name}" if path.is_dir() or zipfile.is_zipfile(path) else value
+                    self.error(29, at, f"{where} is a copy of the reference file {secret[digest]}: participants "
+                                       "can download it")
+                if name in generation:
+                    held.append(name)
+            if held:
+                self.error(29, at, f"{value} holds the library's generation modules ({', '.join(sorted(held))}): "
+                                   "participants who download it can rebuild the data; build the bundle with "
+                                   "`codascore bundle`, which leaves them out")
+        self.check_answer_samples()
+
+    def check_answer_samples(self) -> None:
+        """A starting-kit sample that its task declares made from the answers (Task.answer_samples) is an
+        error in a zip; in a source folder it is a warning, since `codascore bundle` leaves it out."""
+        from .registry import get_task
+        from .task import ReferenceDataError
+
+        positions = self.task_positions()
+        for p, phase in self.items("phases"):
+            listed = phase.get("tasks") if isinstance(phase, dict) else None
+            found = []
+            for index in listed if isinstance(listed, list) else []:
+                task = self.yaml["tasks"][positions[index]] if hashable(index) and index in positions else None
+                name = self.task_name(task) if isinstance(task, dict) else None
+                try:
+                    declared = get_task(name).answer_samples if name else ()
+                except ReferenceDataError:
+                    declared = ()
+                found += [f"{name}/{sample.name}" for sample in samples_of(self.root, phase, name) if declared
+                          and sample.name in declared]
+            if not found:
+                continue
+            message = (f"{', '.join(found)}: made from the answers (their tasks declare them), so they belong "
+                       "to the demo, never to a starting kit")
+            if self.from_zip:
+                self.error(29, f"phases[{p}].starting_kit", message)
+            else:
+                self.warn(29, f"phases[{p}].starting_kit", message + "; `codascore bundle` leaves them out")
+
     # ----- the whole static check
     def run_static(self) -> None:
         for rule in (self.rule_version, self.rule_top_level, self.rule_docker_image, self.rule_tasks,
-                     self.rule_phases, self.rule_leaderboards, self.rule_keys):
+                     self.rule_phases, self.rule_leaderboards, self.rule_keys, self.rule_answers):
             rule()
 
     def summary(self) -> str:
@@ -966,6 +1050,39 @@ class _Checker:
                 f"({', '.join(names)}), {len(list(self.items('phases')))} phase(s), leaderboard "
                 f"{board.get('key')!r} with {len(columns)} column(s), primary {primary!r}, "
                 f"{board.get('submission_rule')}, image {self.yaml.get('docker_image')}")
+
+
+def _digests(path: Path) -> Iterator[tuple[str, str]]:
+    """(name, sha256) of every non-empty file of a bundle folder, of a zip's members, or of one file."""
+    import hashlib
+
+    def digest(handle) -> str | None:
+        hasher, size = hashlib.sha256(), 0
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            hasher.update(block)
+            size += len(block)
+        return hasher.hexdigest() if size else None
+
+    if path.is_dir():
+        members = [(p.relative_to(path).as_posix(), p) for p in sorted(path.rglob("*")) if p.is_file()]
+        for name, file in members:
+            with open(file, "rb") as handle:
+                value = digest(handle)
+            if value:
+                yield name, value
+    elif zipfile.is_zipfile(path):
+        with zipfile.ZipFile(path) as archive:
+            for info in archive.infolist():
+                if not info.is_dir():
+                    with archive.open(info) as handle:
+                        value = digest(handle)
+                    if value:
+                        yield info.filename, value
+    elif path.is_file():
+        with open(path, "rb") as handle:
+            value = digest(handle)
+        if value:
+            yield path.name, value
 
 
 # --------------------------------------------------------------------------- rules 22-27: runs
@@ -1044,6 +1161,7 @@ def run_samples(checker: _Checker, work: Path, progress: Callable[[str], None]) 
 
     detailed = bool(checker.yaml.get("enable_detailed_results"))
     done: set[tuple[Any, str]] = set()
+    maxima: dict[Any, dict[str, tuple[float, str]]] = {}
     for p, phase in checker.items("phases"):
         if not isinstance(phase, dict) or not isinstance(phase.get("tasks"), list):
             continue
@@ -1092,6 +1210,9 @@ def run_samples(checker: _Checker, work: Path, progress: Callable[[str], None]) 
                                                  f"min(execution_time_limit, 600) = {budget:g} s")
                     if detailed and not (output / "detailed_results.html").is_file():
                         checker.error(25, where, "enable_detailed_results is true but no detailed_results.html")
+                    if index not in maxima:
+                        maxima[index] = answers_only_scores(checker, index, name, work, progress)
+                    check_maximum(checker, where, name, sample.name, result.scores, maxima[index])
                     if not repeated:
                         repeated = True
                         again = run(name, sample, work / name / (sample.name + ".again"), root=checker.root,
@@ -1106,6 +1227,59 @@ def run_samples(checker: _Checker, work: Path, progress: Callable[[str], None]) 
                     # The values themselves are not repeated: this report may be shared.
                     checker.error(26, where, f"the logs echo {len(leaked)} reference value(s) at full precision "
                                              f"(logs in {result.run_dir / 'logs'} with --runs)")
+
+
+# --------------------------------------------------------------------------- rule 30: the maximum
+
+def answers_only_scores(checker: _Checker, index: Any, name: str, work: Path,
+                        progress: Callable[[str], None]) -> dict[str, tuple[float, str]]:
+    """Score key -> (the value only the answers reach, where it comes from): the task's documented bounds
+    (Task.max_scores), and for keys without one what its perfect submission, written from the bundle's
+    reference data, scores through the runner."""
+    from .registry import get_task
+    from .runner import RunnerError, run
+    from .task import ReferenceDataError
+
+    task = get_task(name)
+    found = {key: (float(top), "a documented bound") for key, top in task.max_scores.items() if top is not None}
+    measured = [key for key, top in task.max_scores.items() if top is None]
+    folder = checker.references.get(index, checker.root / "reference_data" / name)
+    if not measured:
+        return found
+    at = f"tasks[{checker.task_positions().get(index)}].reference_data"
+    try:
+        raw = yaml.safe_load((folder / "task.yaml").read_text()) or {}
+        perfect = work / ".perfect" / name / "submission"
+        if not task.write_perfect_submission(folder, perfect, task.load_config(raw)):
+            return found
+        progress(f"running {name} / the perfect submission (rule 30)")
+        result = run(name, perfect, work / ".perfect" / name / "run", root=checker.root, quiet=True)
+    except (ReferenceDataError, RunnerError, OSError, yaml.YAMLError) as exc:
+        checker.warn(30, at, f"{name}: the perfect submission could not be made ({exc}); only documented "
+                             "bounds are checked")
+        return found
+    if not result.scored:
+        checker.warn(30, at, f"{name}: the perfect submission did not score (exit {result.exit_code}); only "
+                             "documented bounds are checked")
+        return found
+    found.update((key, (float(result.scores[key]), "the perfect submission's score")) for key in measured
+                 if isinstance(result.scores.get(key), (int, float)))
+    return found
+
+
+def check_maximum(checker: _Checker, where: str, name: str, sample: str, scores: dict,
+                  maxima: dict[str, tuple[float, str]]) -> None:
+    """Rule 30 for one scored sample. In a source folder a sample its task declares made from the answers
+    is skipped: `codascore bundle` leaves it out (rule 29 warns)."""
+    from .registry import get_task
+
+    if not checker.from_zip and sample in get_task(name).answer_samples:
+        return
+    for key, (top, origin) in sorted(maxima.items()):
+        value = scores.get(key)
+        if isinstance(value, (int, float)) and value >= top - 1e-9 * max(1.0, abs(top)):
+            checker.error(30, where, f"{key} = {value:.10g} reaches {top:.10g} ({origin}), which only the answers "
+                                     "reach: keep this sample out of the starting kit")
 
 
 # --------------------------------------------------------------------------- entry point

@@ -65,15 +65,22 @@ def cmd_demo(args) -> int:
 
 def cmd_bundle(args) -> int:
     from .bundle import BundleError, build_bundle, competition_files
+    from .bundle_data import competition_tasks, generate, private_seed
     from .checker import check_bundle, format_report
 
     root = Path(args.root or ".")
     names = args.names or list(competition_files(root))
+    say = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
+    try:
+        seed = private_seed(root, Path(args.seed_file) if args.seed_file else None, say=say)
+        data_root = generate(root, seed, competition_tasks(root, names), progress=say)
+    except BundleError as exc:
+        print(f"ERROR: {exc}", file=sys.stderr)
+        return 1
     failed = False
     for name in names:
         try:
-            target = build_bundle(name, root=root, out_dir=Path(args.out),
-                                  warn=lambda message: print(message, file=sys.stderr))
+            target = build_bundle(name, root=root, out_dir=Path(args.out), warn=say, data_root=data_root)
         except BundleError as exc:
             print(f"ERROR: {exc}", file=sys.stderr)
             failed = True
@@ -146,12 +153,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="dist", help="output folder (default dist)")
     p.add_argument("--root", help="project folder holding competition.yaml (default: the current folder)")
     p.add_argument("--check", action="store_true", help="check each bundle after building it")
+    p.add_argument("--seed-file", help="the private seed's file (default ROOT/bundle.seed; drawn and written "
+                                       "there when absent); $CODASCORE_BUNDLE_SEED takes precedence")
     p.set_defaults(func=cmd_bundle)
 
     p = sub.add_parser("check", help="check Codabench bundles (zip, folder or competition YAML)")
     p.add_argument("bundles", nargs="*", metavar="BUNDLE")
     p.add_argument("--run", action="store_true",
-                   help="also run every sample submission of the starting kits (rules 14, 22-27)")
+                   help="also run every sample submission of the starting kits (rules 14, 22-27, 30)")
     p.add_argument("--runs", help="with --run: keep the run folders (logs, outputs) below this folder")
     p.add_argument("--strict", action="store_true", help="warnings fail too")
     p.add_argument("--image", help="the accepted docker_image (default: codalab/codalab-legacy:py312)")

@@ -19,6 +19,19 @@ FAMILIES = {
 }
 
 
+#: Library files that only generate data (generators, simulators, dataset formula tables, sample sources,
+#: seed derivation), relative to the package folder. A bundle's program folders leave them out, so that
+#: nothing a participant downloads rebuilds the answers; scoring and ingestion never import them.
+GENERATION_MODULES = (
+    "seeds.py",
+    "weak_lensing/generate.py", "weak_lensing/simulator.py", "weak_lensing/baseline_model.py",
+    "weak_lensing/broken_model.py",
+    "ariel/generate.py", "ariel/sampler.py",
+    "srbench/generate.py", "srbench/datasets.py", "srbench/baselines.py",
+    "uai/generate.py", "uai/trivial.py", "uai/lbp_solver.py",
+)
+
+
 def family_tasks(family: str) -> dict[str, Task]:
     module = importlib.import_module(FAMILIES[family])
     return dict(module.TASKS)

@@ -92,6 +92,13 @@ class Task:
                    root when a participant zipped a wrapper folder.
     has_ingestion: whether code submissions are run by the ingestion program.
     defaults:      task.yaml parameters and their defaults; load_config() fills them in.
+    answer_samples: the sample submissions generate() makes from the truth (or from anything only the
+                   reference data holds). They stay in the demo and the tests: the bundle builder leaves
+                   them out of every starting kit, and the checker fails a starting kit holding one.
+    max_scores:    score keys whose best value only a submission knowing the answers reaches (higher is
+                   better): key -> that value when it is a documented bound (R² <= 1), or None for what
+                   the perfect submission (write_perfect_submission) scores. ``codascore check --run``
+                   fails a starting-kit sample that reaches one.
     """
 
     name: str = ""
@@ -100,6 +107,8 @@ class Task:
     result_files: tuple[str, ...] = ()
     has_ingestion: bool = False
     defaults: dict[str, Any] = {}
+    answer_samples: tuple[str, ...] = ()
+    max_scores: dict[str, float | None] = {}
 
     # ----- scoring -----
     def load_reference(self, ref_dir: Path, config: dict) -> Any:
@@ -119,10 +128,22 @@ class Task:
         return []
 
     # ----- data generation (codascore reference TASK) -----
-    def generate(self, root: Path, config: dict, progress: Callable[[str], None] = print) -> None:
+    def generate(self, root: Path, config: dict, progress: Callable[[str], None] = print,
+                 seed: int | None = None) -> None:
         """Write reference_data/<name>/, input_data/<name>/ (if any) and sample_submissions/<name>/<sample>/
-        below root, deterministically. Sample names starting with ``invalid`` or ``broken`` must fail."""
+        below root, deterministically. Sample names starting with ``invalid`` or ``broken`` must fail.
+
+        seed: None writes the demo's data from the family's fixed public seeds; an organiser's private
+        master seed writes a bundle's data, every random stream derived from it (codascore.seeds). The
+        master seed itself goes into no file: codascore.bundle_data records it."""
         raise NotImplementedError
+
+    def write_perfect_submission(self, ref_dir: Path, out_dir: Path, config: dict) -> bool:
+        """Write into out_dir the result submission that scores the maximum, made from the reference data in
+        ref_dir alone (config as load_config returns it): the generators write the demo's truth sample with
+        it, and the checker scores it to know the maximum. Return False when no submission can repeat the
+        truth (real-world data, whose answer is no formula); max_scores then holds documented bounds only."""
+        return False
 
     # ----- ingestion (code submissions) -----
     def ingest(self, input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:

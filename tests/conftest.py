@@ -24,3 +24,14 @@ def shared_path(*parts: str) -> Path:
 def load_vectors(name: str) -> dict:
     """A golden-vector JSON file from ../shared/vectors (skips when absent)."""
     return json.loads(shared_path("vectors", name).read_text())
+
+
+@pytest.fixture(scope="session")
+def project_root() -> Path:
+    """The project with its demo data (made here when `make data` has not run)."""
+    from codascore.registry import all_tasks
+
+    for name, task in all_tasks().items():
+        if not (REPO_ROOT / "reference_data" / name).is_dir():
+            task.generate(REPO_ROOT, dict(task.defaults), progress=lambda message: None)
+    return REPO_ROOT

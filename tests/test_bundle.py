@@ -1,9 +1,9 @@
-"""The bundle builder: deterministic zips laid out as Codabench expects, accepted by the checker, and scoring
-every sample submission exactly as the project does (`make demo`) once extracted."""
+"""The bundle builder: deterministic zips laid out as Codabench expects, their data generated from a private
+seed, accepted by the checker, and, once extracted, scoring every starting-kit sample below what only the
+answers reach."""
 
 from __future__ import annotations
 
-import os
 import zipfile
 from pathlib import Path
 
@@ -11,44 +11,45 @@ import pytest
 import yaml
 
 from conftest import REPO_ROOT
-from codascore import bundle, checker, demo, runner, sandbox
+from codascore import bundle, bundle_data, checker, sandbox
 from codascore.cli import main as cli_main
-from codascore.registry import all_tasks
+from codascore.registry import GENERATION_MODULES, all_tasks, get_task
 
 NAMES = sorted(bundle.competition_files(REPO_ROOT))
+#: The tests' private seed. Public, as the demo's seeds are; an organiser's comes from bundle.seed.
+TEST_SEED = 271828182845904523536028747135266249775
 
 
 @pytest.fixture(scope="session")
-def project_root() -> Path:
-    """The project with its generated data (made here when `make data` has not run)."""
-    for name, task in all_tasks().items():
-        if not (REPO_ROOT / "reference_data" / name).is_dir():
-            task.generate(REPO_ROOT, dict(task.defaults), progress=lambda message: None)
-    return REPO_ROOT
+def data_root() -> Path:
+    """Every task's bundle data from TEST_SEED, cached in build/bundle-data by seed and sources as
+    `codascore bundle` caches an organiser's (minutes the first time: SRBench scores its reference pool)."""
+    return bundle_data.generate(REPO_ROOT, TEST_SEED, sorted(all_tasks()), progress=lambda message: None)
 
 
 @pytest.fixture(scope="session")
-def built(project_root, tmp_path_factory) -> dict[str, Path]:
+def built(data_root, tmp_path_factory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("dist")
-    return {name: bundle.build_bundle(name, project_root, out, warn=lambda message: None) for name in NAMES}
+    return {name: bundle.build_bundle(name, REPO_ROOT, out, warn=lambda message: None, data_root=data_root)
+            for name in NAMES}
 
 
 def test_every_competition_of_the_project_is_built():
     assert NAMES == ["ariel", "srbench", "suite", "uai", "weak_lensing"]
 
 
-def test_building_twice_gives_byte_identical_zips(project_root, built, tmp_path):
+def test_building_twice_with_the_same_seed_gives_byte_identical_zips(data_root, built, tmp_path):
     for name, first in built.items():
-        again = bundle.build_bundle(name, project_root, tmp_path, warn=lambda message: None)
+        again = bundle.build_bundle(name, REPO_ROOT, tmp_path, warn=lambda message: None, data_root=data_root)
         assert again.read_bytes() == first.read_bytes(), name
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_zip_layout_follows_the_yaml(built, project_root, name):
+def test_zip_layout_follows_the_yaml(built, data_root, name):
     with zipfile.ZipFile(built[name]) as archive:
         infos = archive.infolist()
         names = [i.filename for i in infos]
-        source = bundle.competition_files(project_root)[name]
+        source = bundle.competition_files(REPO_ROOT)[name]
         assert archive.read("competition.yaml") == source.read_bytes()
     competition = yaml.safe_load(source.read_text())
     assert names == sorted(names)
@@ -59,12 +60,15 @@ def test_zip_layout_follows_the_yaml(built, project_root, name):
         for program in ("scoring_program", "ingestion_program"):
             folder = task[program].rstrip("/")
             assert f"{folder}/metadata.yaml" in names
-            # The library travels inside every program folder: Codabench mounts nothing else.
+            # The library travels inside every program folder: Codabench mounts nothing else. Its
+            # generation modules do not: participants may download program folders.
             assert f"{folder}/codascore/codabench.py" in names and f"{folder}/codascore/checker.py" in names
-        reference = project_root / task["reference_data"]
+            assert not {f"{folder}/codascore/{module}" for module in GENERATION_MODULES} & set(names)
+        reference = data_root / task["reference_data"]
         if reference.is_dir():
             expected = {f"{task['reference_data'].rstrip('/')}/{n}" for n, _ in bundle.folder_entries(reference)}
             assert expected <= set(names)
+            assert f"{task['reference_data'].rstrip('/')}/{bundle_data.PROVENANCE_FILE}" in names
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -73,17 +77,32 @@ def test_the_checker_accepts_every_built_bundle(built, name):
     assert report.ok, report.messages()
 
 
-def test_cli_bundle_writes_dist_name_zip_and_checks_it(project_root, tmp_path, capsys):
-    assert cli_main(["bundle", "weak_lensing", "--root", str(project_root), "--out", str(tmp_path),
-                     "--check"]) == 0
-    out = capsys.readouterr().out
-    assert (tmp_path / "weak_lensing.zip").is_file()
-    assert "OK " in out and "weak_lensing.zip" in out
+def test_cli_bundle_writes_dist_name_zip_from_the_private_data_and_checks_it(data_root, built, tmp_path, capsys,
+                                                                                monkeypatch):
+    monkeypatch.setenv(bundle_data.SEED_ENV, str(TEST_SEED))
+    assert cli_main(["bundle", "weak_lensing", "--root", str(REPO_ROOT), "--out", str(tmp_path), "--check"]) == 0
+    captured = capsys.readouterr()
+    assert (tmp_path / "weak_lensing.zip").read_bytes() == built["weak_lensing"].read_bytes()
+    assert "OK " in captured.out and "weak_lensing.zip" in captured.out
+    assert "private bundle seed: from $CODASCORE_BUNDLE_SEED" in captured.err
+    assert f"from the cache {data_root}" in captured.err and str(TEST_SEED) not in captured.err + captured.out
 
 
-def test_cli_bundle_refuses_an_unknown_name(project_root, tmp_path, capsys):
-    assert cli_main(["bundle", "nonesuch", "--root", str(project_root), "--out", str(tmp_path)]) == 1
+def test_cli_bundle_refuses_an_unknown_name(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv(bundle_data.SEED_ENV, str(TEST_SEED))
+    assert cli_main(["bundle", "nonesuch", "--root", str(REPO_ROOT), "--out", str(tmp_path)]) == 1
     assert "no competition named 'nonesuch'" in capsys.readouterr().err
+
+
+def test_cli_bundle_without_a_seed_draws_one_into_bundle_seed(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv(bundle_data.SEED_ENV, raising=False)
+    root = tmp_path / "project"
+    (root / "competitions").mkdir(parents=True)
+    (root / "competitions" / "empty.yaml").write_text("version: 2\n")
+    assert cli_main(["bundle", "empty", "--root", str(root), "--out", str(tmp_path / "dist")]) == 0
+    assert bundle_data.parse_seed((root / "bundle.seed").read_text(), "bundle.seed") >= 0
+    err = capsys.readouterr().err
+    assert f"private bundle seed: none found, drew a new one into {root / 'bundle.seed'}" in err
 
 
 def test_a_missing_folder_of_an_available_task_stops_the_build(tmp_path):
@@ -93,53 +112,13 @@ def test_a_missing_folder_of_an_available_task_stops_the_build(tmp_path):
         "version: 2\ntasks:\n  - index: 0\n    scoring_program: scoring_program\n"
         "    reference_data: reference_data/weak_lensing.phase1\n")
     with pytest.raises(bundle.BundleError, match=r"tasks\[0\].scoring_program names 'scoring_program'"):
-        bundle.build_bundle("x", root, tmp_path / "dist")
+        bundle.build_bundle("x", root, tmp_path / "dist", data_root=root)
 
 
-# ----- end to end: every built zip, extracted, scores every sample as the project does (make demo)
-#
-# A run is a deterministic function of what the runner materialises (program folders, reference data,
-# input data, the submission; the checker's rule 27 and the runner tests pin that down). So, for every sample
-# in every zip, the test asserts that the extracted bundle feeds the runner byte for byte what the project
-# tree feeds it in `make demo`; and it really runs, from the extracted zip and from the project tree, one
-# valid sample per zip, comparing exit codes and scores. With CODASCORE_E2E=all it runs
-# every sample of every task in every zip (minutes once every family is present; `codascore check --run`
-# covers the same ground for a release).
-
-E2E_ALL = os.environ.get("CODASCORE_E2E") == "all"
-
-
-def samples_by_task(root: Path) -> dict[str, list[str]]:
-    return {task: sorted(p.name for p in (root / "sample_submissions" / task).iterdir() if p.is_dir())
-            for task in all_tasks() if (root / "sample_submissions" / task).is_dir()}
-
-
-def chosen_runs(root: Path) -> list[tuple[str, str]]:
-    """(task, sample) pairs to run from root: all with CODASCORE_E2E=all, else one valid sample: a results
-    submission (no code to run first), the smallest, as the cheapest to score."""
-    pairs = [(task, sample) for task, samples in sorted(samples_by_task(root).items()) for sample in samples]
-    if E2E_ALL:
-        return pairs
-
-    def cost(pair: tuple[str, str]) -> tuple[bool, int]:
-        files = [path for _, path in bundle.folder_entries(root / "sample_submissions" / pair[0] / pair[1])]
-        return any(path.suffix in (".py", ".sh") for path in files), sum(path.stat().st_size for path in files)
-    return sorted((pair for pair in pairs if not demo.expected_to_fail(pair[1])), key=cost)[:1]
-
-
-@pytest.fixture(scope="session")
-def demo_result(project_root, tmp_path_factory):
-    """(task, sample) -> (exit code, scores) from the project tree, as `make demo` runs it (cached)."""
-    out = tmp_path_factory.mktemp("demo")
-    cache: dict[tuple[str, str], tuple[int | None, dict]] = {}
-
-    def result(task: str, sample: str) -> tuple[int | None, dict]:
-        if (task, sample) not in cache:
-            run = runner.run(task, project_root / "sample_submissions" / task / sample, out / task / sample,
-                             root=project_root, quiet=True)
-            cache[(task, sample)] = (run.exit_code, run.scores)
-        return cache[(task, sample)]
-    return result
+# ----- end to end: every built zip, extracted, holds the private data (its starting kits without the samples
+# made from the answers) and the project's programs; every starting-kit sample scores through the local runner
+# from the extracted suite zip, which holds every task (the family zips hold the same files), and none reaches
+# what only the answers reach (the checker's --run: rules 14, 22-27 and 30).
 
 
 @pytest.fixture(scope="session")
@@ -151,49 +130,48 @@ def extracted(built, tmp_path_factory) -> dict[str, Path]:
     return roots
 
 
-def bundle_tasks(root: Path) -> set[str]:
+def tree(folder: Path) -> dict[str, bytes]:
+    return {name: path.read_bytes() for name, path in bundle.folder_entries(folder)}
+
+
+def kit_samples(root: Path, task: str) -> dict[str, dict[str, bytes]]:
+    folder = root / "sample_submissions" / task
+    return {p.name: tree(p) for p in sorted(folder.iterdir()) if p.is_dir()} if folder.is_dir() else {}
+
+
+def bundle_tasks(root: Path) -> list[str]:
     competition = yaml.safe_load((root / "competition.yaml").read_text())
-    return {Path(t["reference_data"]).name for t in competition["tasks"]
-            if (root / t["reference_data"] / "task.yaml").is_file()}
-
-
-def run_inputs(root: Path, task: str, sample: str) -> dict[str, bytes]:
-    """Every file the runner materialises for (task, sample) from root, by role and path."""
-    layout = runner.find_layout(root, task)
-    parts = {"program": bundle.program_entries(layout.scoring_program),
-             "ref": bundle.folder_entries(layout.reference_data),
-             "res": bundle.folder_entries(root / "sample_submissions" / task / sample)}
-    if layout.ingestion_program is not None:
-        parts["ingestion"] = bundle.program_entries(layout.ingestion_program)
-    if layout.input_data is not None:
-        parts["input_data"] = bundle.folder_entries(layout.input_data)
-    return {f"{role}/{name}": path.read_bytes() for role, entries in parts.items() for name, path in entries}
+    return sorted({Path(t["reference_data"]).name for t in competition["tasks"]
+                   if (root / t["reference_data"] / "task.yaml").is_file()})
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_each_extracted_bundle_feeds_every_sample_exactly_what_the_demo_runs(extracted, project_root, name):
+def test_each_extracted_bundle_holds_the_private_data_and_the_projects_programs(extracted, data_root, name):
     root = extracted[name]
-    available = bundle_tasks(root) & set(all_tasks())
-    by_task = samples_by_task(root)
-    assert set(by_task) == available, f"{name}: samples and reference data disagree"
-    for task, samples in by_task.items():
-        assert runner.find_layout(root, task).time_limit == runner.find_layout(project_root, task).time_limit
-        assert samples == samples_by_task(project_root)[task]
-        for sample in samples:
-            assert run_inputs(root, task, sample) == run_inputs(project_root, task, sample), (name, task, sample)
+    assert bundle_tasks(root)
+    for task in bundle_tasks(root):
+        for folder in ("reference_data", "input_data"):
+            assert tree(root / folder / task) == tree(data_root / folder / task), (name, folder, task)
+        shipped, generated = kit_samples(root, task), kit_samples(data_root, task)
+        assert shipped == {sample: files for sample, files in generated.items()
+                           if sample not in get_task(task).answer_samples}, (name, task)
+        assert shipped and set(generated) - set(shipped) == set(get_task(task).answer_samples)
+    for program in ("scoring_program", "ingestion_program"):
+        assert tree(root / program) == {n: p.read_bytes() for n, p in bundle.program_entries(REPO_ROOT / program)}
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_each_extracted_bundle_scores_like_the_demo(extracted, demo_result, tmp_path, name):
-    root = extracted[name]
-    runs = chosen_runs(root)
-    assert runs or not bundle_tasks(root) & set(all_tasks())
-    for task, sample in runs:
-        result = runner.run(task, root / "sample_submissions" / task / sample, tmp_path / task / sample,
-                            root=root, quiet=True)
-        assert (result.exit_code, result.scores) == demo_result(task, sample), (name, task, sample)
-        assert not result.violations, result.violations
-        assert result.exit_code == (1 if demo.expected_to_fail(sample) else 0), (name, task, sample)
+def test_no_starting_kit_sample_reaches_what_only_the_answers_reach(built, extracted, tmp_path):
+    """Acceptance: every starting-kit sample of every task, scored from the extracted suite zip, stays below
+    its task's maximum (the perfect submission's score, made from the bundle's reference data, or a
+    documented bound) and behaves (valid samples score, invalid ones fail)."""
+    ran: list[str] = []
+    report = checker.check_bundle(built["suite"], run=True, runs_dir=tmp_path, progress=ran.append)
+    assert report.ok, report.messages()
+    expected = {f"running {task} / {sample}" for task in bundle_tasks(extracted["suite"])
+                for sample in kit_samples(extracted["suite"], task)}
+    assert expected <= set(ran)
+    measured = {task for task in all_tasks() if None in get_task(task).max_scores.values()}
+    assert {f"running {task} / the perfect submission (rule 30)" for task in measured} <= set(ran)
 
 
 @pytest.mark.parametrize("name", NAMES)

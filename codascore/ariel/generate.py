@@ -2,8 +2,8 @@
 
 Everything is made by the project (no ADC2023 data): true parameters are drawn from documented ranges,
 spectra come from the builtin forward model plus Gaussian noise, and the ground-truth posteriors from the
-ensemble sampler of :mod:`codascore.ariel.sampler`. Fixed seeds make every file byte-identical on
-every run.
+ensemble sampler of :mod:`codascore.ariel.sampler`. Fixed seeds (the demo's GENERATOR_SEED, or a bundle's
+private master seed) make every file byte-identical on every run.
 """
 
 from __future__ import annotations
@@ -14,12 +14,14 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from .. import seeds
 from . import io as ariel_io
 from .forward import MOLECULES, BuiltinForwardModel, WAVELENGTH_UM, WIDTH_UM, opacity_table
 from .metrics import PRIOR_BOUNDS, TARGETS
 from .sampler import ensemble_posteriors
 from .summaries import posterior_spectra, spectral_quartiles
 
+#: The demo's public seed: its main stream, and [GENERATOR_SEED, 1] for the invalid samples.
 GENERATOR_SEED = 2023
 N_PLANETS = 24
 N_TRAINING = 3000          # simulated planets the sample code submission's regression is fitted on
@@ -74,11 +76,13 @@ def _yaml(path: Path, data: dict) -> None:
     path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
-def generate_demo(root: Path, task, config: dict, progress=print) -> None:
+def generate_demo(root: Path, task, config: dict, progress=print, seed: int | None = None) -> None:
     import pandas as pd
 
     config = task.load_config(dict(config))
-    rng = np.random.default_rng(GENERATOR_SEED)
+    rng = np.random.default_rng(GENERATOR_SEED) if seed is None else seeds.generator(seed, task.name)
+    invalid_rng = (np.random.default_rng([GENERATOR_SEED, 1]) if seed is None
+                   else seeds.generator(seed, task.name, "invalid samples"))
     forward_model = BuiltinForwardModel()
     names = [ariel_io.planet_name(i) for i in range(N_PLANETS)]
     params, star_radius, planet_mass = draw_planets(rng, N_PLANETS)
@@ -121,7 +125,9 @@ def generate_demo(root: Path, task, config: dict, progress=print) -> None:
     table[["planet_ID", "star_radius_m", "planet_mass_kg"]].to_csv(inp / "AuxillaryTable.csv", index=False,
                                                                     float_format="%.17g")
 
+    task.write_perfect_submission(ref, samples / "ground_truth", config)
     _write_samples(samples, names, gt_traces, gt_weights, rng)
+    _write_invalid_samples(samples, names, invalid_rng)
     _write_code_sample(samples / "code_ridge_gaussian", forward_model, rng)
     progress(f"ariel: wrote {ref}, {inp} and {len(list(samples.iterdir()))} sample submissions")
 
@@ -152,17 +158,21 @@ def _weighted_moments(trace, w):
     return mean, np.sqrt(w @ (trace - mean) ** 2)
 
 
-def _write_samples(samples: Path, names, gt_traces, gt_weights, rng) -> None:
-    def write(folder_name, traces, weights, npz=False):
-        folder = samples / folder_name
-        folder.mkdir()
-        if npz:
-            ariel_io.write_npz(folder / "submission.npz", ariel_io.posteriors_npz_arrays(names, traces, weights))
-        else:
-            ariel_io.write_posteriors_hdf5(folder / "submission.hdf5", names, traces, weights)
-        return folder
+def _write_posterior_sample(samples: Path, folder_name: str, names, traces, weights, npz: bool = False) -> Path:
+    folder = samples / folder_name
+    folder.mkdir()
+    if npz:
+        ariel_io.write_npz(folder / "submission.npz", ariel_io.posteriors_npz_arrays(names, traces, weights))
+    else:
+        ariel_io.write_posteriors_hdf5(folder / "submission.hdf5", names, traces, weights)
+    return folder
 
-    write("ground_truth", gt_traces, gt_weights)
+
+def _write_samples(samples: Path, names, gt_traces, gt_weights, rng) -> None:
+    """Samples made from the ground-truth posteriors (demo only: ArielRetrieval.answer_samples)."""
+    def write(folder_name, traces, weights, npz=False):
+        return _write_posterior_sample(samples, folder_name, names, traces, weights, npz)
+
     gauss_t, gauss_w, point_t, point_w = [], [], [], []
     for trace, w in zip(gt_traces, gt_weights):
         mean, sd = _weighted_moments(trace, w)
@@ -177,19 +187,28 @@ def _write_samples(samples: Path, names, gt_traces, gt_weights, rng) -> None:
     write("gaussian_baseline_npz", gauss_t, gauss_w, npz=True)
     write("point_mass", point_t, point_w)
 
-    # Invalid files: one class each; every one must fail with a message naming planet, dataset, index.
-    write("invalid_missing_planet", gauss_t[:-1], gauss_w[:-1])
-    bad = [t.copy() for t in gauss_t]
+
+def _write_invalid_samples(samples: Path, names, rng) -> None:
+    """Invalid files, one class each; every one must fail with a message naming planet, dataset, index.
+    Made from draws over the prior box, which know nothing of the truth."""
+    def write(folder_name, traces, weights):
+        return _write_posterior_sample(samples, folder_name, names, traces, weights)
+
+    lo, hi = PRIOR_BOUNDS[:, 0], PRIOR_BOUNDS[:, 1]
+    prior_t = [lo + (hi - lo) * rng.random((2000, len(TARGETS))) for _ in names]
+    prior_w = [np.full(2000, 1 / 2000) for _ in names]
+    write("invalid_missing_planet", prior_t[:-1], prior_w[:-1])
+    bad = [t.copy() for t in prior_t]
     bad[1][17, 3] = np.nan
-    write("invalid_nan_tracedata", bad, gauss_w)
-    bad_w = [w.copy() for w in gauss_w]
+    write("invalid_nan_tracedata", bad, prior_w)
+    bad_w = [w.copy() for w in prior_w]
     bad_w[2][5] = -bad_w[2][5]
-    bad_w[2][6] += 2 * gauss_w[2][5]
-    write("invalid_negative_weight", gauss_t, bad_w)
-    write("invalid_weights_not_normalised", gauss_t, [w * (1.01 if i == 3 else 1) for i, w in enumerate(gauss_w)])
-    write("invalid_too_few_samples", [t[:500] if i == 4 else t for i, t in enumerate(gauss_t)],
-          [np.full(500, 1 / 500) if i == 4 else w for i, w in enumerate(gauss_w)])
-    write("invalid_wrong_columns", [t[:, :6] if i == 5 else t for i, t in enumerate(gauss_t)], gauss_w)
+    bad_w[2][6] += 2 * prior_w[2][5]
+    write("invalid_negative_weight", prior_t, bad_w)
+    write("invalid_weights_not_normalised", prior_t, [w * (1.01 if i == 3 else 1) for i, w in enumerate(prior_w)])
+    write("invalid_too_few_samples", [t[:500] if i == 4 else t for i, t in enumerate(prior_t)],
+          [np.full(500, 1 / 500) if i == 4 else w for i, w in enumerate(prior_w)])
+    write("invalid_wrong_columns", [t[:, :6] if i == 5 else t for i, t in enumerate(prior_t)], prior_w)
     folder = samples / "invalid_not_hdf5"
     folder.mkdir()
     (folder / "submission.hdf5").write_text("Planet_public1,tracedata\n0.5,1000,-5,-5,-5,-5,-5\n")

@@ -68,6 +68,11 @@ class ArielRetrieval(Task):
         "taurex_cia_path": None,
         "time_limit": 600,               # seconds for a code submission's predict()
     }
+    # The ground-truth posteriors, and Gaussians and point masses made from their moments.
+    answer_samples = ("ground_truth", "gaussian_baseline", "gaussian_baseline_npz", "point_mass")
+    # The exact posterior score is 1000 only for the ground-truth samples themselves; the official score of
+    # an independent sample of the true posterior varies around the ground truth's own (resampling).
+    max_scores = {"posterior_exact": 1000.0}
 
     def load_config(self, raw: dict) -> dict:
         config = super().load_config(raw)
@@ -177,10 +182,18 @@ class ArielRetrieval(Task):
         return report_sections(result, reference, submission)
 
     # ---------------------------------------------------------------------- generation and ingestion
-    def generate(self, root: Path, config: dict, progress=print) -> None:
+    def generate(self, root: Path, config: dict, progress=print, seed: int | None = None) -> None:
         from .generate import generate_demo
 
-        generate_demo(Path(root), self, config, progress)
+        generate_demo(Path(root), self, config, progress, seed)
+
+    def write_perfect_submission(self, ref_dir: Path, out_dir: Path, config: dict) -> bool:
+        """The ground-truth posteriors themselves, as submission.hdf5."""
+        reference = self.load_reference(Path(ref_dir), config)
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+        ariel_io.write_posteriors_hdf5(Path(out_dir) / "submission.hdf5", reference.names, reference.gt.traces,
+                                       reference.gt.weights)
+        return True
 
     def ingest(self, input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
         from .ingest import ingest

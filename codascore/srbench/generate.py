@@ -1,7 +1,13 @@
 """Reference data, input data and sample submissions of the SRBench tasks (``codascore reference``).
 
-Everything is drawn from fixed seeds and written in a fixed order, so the files are identical on every
-run. The reference pool is scored here by the same code that scores submissions.
+Everything is drawn from fixed seeds (the demo's: the 2022 data seeds, 20220601 + i for the qualification
+datasets, 20220701 for the real-world stand-ins; or a bundle's private master seed) and written in a fixed
+order, so the files are identical on every run. The reference pool is scored here by the same code that
+scores submissions.
+
+The run keys ``<dataset>/<seed>`` are public (models.json names them), so a private bundle keeps the 2022
+run seeds as keys but draws each run's data from a seed derived from the master seed: a run key does not
+rebuild the run's test data.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from pathlib import Path
 
 import yaml
 
+from .. import seeds
 from . import io
 from .baselines import INJECTION_CORPUS, constant_model, linear_model, polynomial_model
 from .datasets import DATA_SEEDS, SYNTHETIC_DATASETS, make_synthetic
@@ -60,7 +67,7 @@ def _clean(folder: Path) -> Path:
     return folder
 
 
-def generate_synthetic(root: Path, task, config: dict, progress=print) -> None:
+def generate_synthetic(root: Path, task, config: dict, progress=print, seed: int | None = None) -> None:
     from .evaluation import DatasetSpec, RunData, run_rows, score_methods
     from .synthetic import write_pool
 
@@ -72,29 +79,29 @@ def generate_synthetic(root: Path, task, config: dict, progress=print) -> None:
     specs, data, baselines = {}, {}, {method: {} for method in ("oracle", "linear_regression", "constant_mean",
                                                                 "polynomial")}
     datasets = list(config.get("datasets") or SYNTHETIC_DATASETS)
-    seeds = [int(s) for s in (config.get("seeds") or DATA_SEEDS)]
+    run_seeds = [int(s) for s in (config.get("seeds") or DATA_SEEDS)]
     for dataset in datasets:
-        for seed in seeds:
-            d = make_synthetic(dataset, seed, max_rows)
+        for run in run_seeds:
+            d = make_synthetic(dataset, run if seed is None else seeds.integer(seed, name, dataset, run), max_rows)
             specs[dataset] = DatasetSpec(dataset, d.feature_names, d.property, d.truth, d.bad_features)
-            io.write_table(inp / "train" / dataset / f"{seed}.csv", d.feature_names, d.X_train, d.y_train)
-            io.write_table(ref / "test" / dataset / f"{seed}.csv", d.feature_names, d.X_test, d.y_test)
-            io.write_table(inp / "test" / dataset / f"{seed}.csv", d.feature_names, d.X_test, None)
-            data[(dataset, seed)] = RunData(seed, d.X_test, d.y_test)
-            baselines["oracle"][(dataset, seed)] = d.truth
-            baselines["linear_regression"][(dataset, seed)] = linear_model(d.feature_names, d.X_train, d.y_train)
-            baselines["constant_mean"][(dataset, seed)] = constant_model(d.y_train)
-            baselines["polynomial"][(dataset, seed)] = polynomial_model(d.feature_names, d.X_train, d.y_train)
-        progress(f"{name}: generated {dataset} ({len(seeds)} seeds)")
-    meta = {"seeds": seeds, "datasets": [
+            io.write_table(inp / "train" / dataset / f"{run}.csv", d.feature_names, d.X_train, d.y_train)
+            io.write_table(ref / "test" / dataset / f"{run}.csv", d.feature_names, d.X_test, d.y_test)
+            io.write_table(inp / "test" / dataset / f"{run}.csv", d.feature_names, d.X_test, None)
+            data[(dataset, run)] = RunData(run, d.X_test, d.y_test)
+            baselines["oracle"][(dataset, run)] = d.truth
+            baselines["linear_regression"][(dataset, run)] = linear_model(d.feature_names, d.X_train, d.y_train)
+            baselines["constant_mean"][(dataset, run)] = constant_model(d.y_train)
+            baselines["polynomial"][(dataset, run)] = polynomial_model(d.feature_names, d.X_train, d.y_train)
+        progress(f"{name}: generated {dataset} ({len(run_seeds)} seeds)")
+    meta = {"seeds": run_seeds, "datasets": [
         {"name": s.name, "feature_names": s.feature_names, "property": s.property, "truth": s.truth,
          "bad_features": s.bad_features} for s in specs.values()]}
     (ref / "datasets.json").write_text(json.dumps(meta, indent=1) + "\n")
-    public = {"seeds": seeds, "datasets": [
+    public = {"seeds": run_seeds, "datasets": [
         {"name": s.name, "feature_names": s.feature_names} for s in specs.values()]}
     (inp / "datasets.json").write_text(json.dumps(public, indent=1) + "\n")
 
-    seeds_order = {d: seeds for d in specs}
+    seeds_order = {d: run_seeds for d in specs}
     scored = score_methods({method: baselines[method] for method in POOL_METHODS}, specs, data,
                            float(config["simplify_time_limit"]), float(config["model_time_limit"]),
                            workers=int(config["workers"]) or None,
@@ -107,7 +114,7 @@ def generate_synthetic(root: Path, task, config: dict, progress=print) -> None:
     write_input_yaml(inp, name, config)
 
     _write_common_samples(samples, baselines["linear_regression"], baselines["polynomial"])
-    io.write_models(samples / "true_formulas", baselines["oracle"])
+    task.write_perfect_submission(ref, samples / "true_formulas", config)
     progress(f"{name}: reference data, input data and {len(list(samples.iterdir()))} samples written")
 
 
@@ -133,8 +140,10 @@ def _write_common_samples(samples: Path, linear: dict, polynomial: dict) -> None
     _write_code_sample(samples)
 
 
-def generate_qualification(root: Path, task, config: dict, progress=print) -> None:
-    """Stand-in datasets (Friedman problems, PMLB's fri_* family) split as the 2022 stage 0 split PMLB."""
+def generate_qualification(root: Path, task, config: dict, progress=print, seed: int | None = None) -> None:
+    """Stand-in datasets (Friedman problems, PMLB's fri_* family) split as the 2022 stage 0 split PMLB.
+    The split seeds are public (run keys, and the scorer splits again); the datasets are drawn from
+    20220601 + index (the demo) or from the private master seed."""
     from sklearn.model_selection import train_test_split
 
     from .datasets import QUALIFICATION_SEEDS, make_qualification
@@ -144,19 +153,20 @@ def generate_qualification(root: Path, task, config: dict, progress=print) -> No
     entries, public, linear, polynomial = [], [], {}, {}
     for index in range(3):
         dataset = f"friedman{index + 1}_standin"
-        columns, X, y = make_qualification(index, seed=20220601 + index)
+        columns, X, y = make_qualification(index, seed=20220601 + index if seed is None
+                                           else seeds.integer(seed, name, dataset))
         io.write_table(ref / "data" / f"{dataset}.csv", columns, X, y, target="target")
         entries.append({"name": dataset, "path": f"data/{dataset}.csv", "target": "target"})
         public.append({"name": dataset, "feature_names": columns})
-        for seed in QUALIFICATION_SEEDS:
-            X_tr, X_te, y_tr, _ = train_test_split(X, y, train_size=float(config["train_size"]), random_state=seed)
-            io.write_table(inp / "train" / dataset / f"{seed}.csv", columns, X_tr, y_tr)
-            io.write_table(inp / "test" / dataset / f"{seed}.csv", columns, X_te, None)
-            linear[(dataset, seed)] = linear_model(columns, X_tr, y_tr)
-            polynomial[(dataset, seed)] = polynomial_model(columns, X_tr, y_tr)
-    seeds = list(QUALIFICATION_SEEDS)
-    (ref / "datasets.json").write_text(json.dumps({"seeds": seeds, "datasets": entries}, indent=1) + "\n")
-    (inp / "datasets.json").write_text(json.dumps({"seeds": seeds, "datasets": public}, indent=1) + "\n")
+        for run in QUALIFICATION_SEEDS:
+            X_tr, X_te, y_tr, _ = train_test_split(X, y, train_size=float(config["train_size"]), random_state=run)
+            io.write_table(inp / "train" / dataset / f"{run}.csv", columns, X_tr, y_tr)
+            io.write_table(inp / "test" / dataset / f"{run}.csv", columns, X_te, None)
+            linear[(dataset, run)] = linear_model(columns, X_tr, y_tr)
+            polynomial[(dataset, run)] = polynomial_model(columns, X_tr, y_tr)
+    run_seeds = list(QUALIFICATION_SEEDS)
+    (ref / "datasets.json").write_text(json.dumps({"seeds": run_seeds, "datasets": entries}, indent=1) + "\n")
+    (inp / "datasets.json").write_text(json.dumps({"seeds": run_seeds, "datasets": public}, indent=1) + "\n")
     write_yaml(ref / "task.yaml", {"task": name, **config})
     write_input_yaml(inp, name, config)
     _write_common_samples(root / "sample_submissions" / name, linear, polynomial)
@@ -170,9 +180,10 @@ REALWORLD_FEATURES = ["vax_first_dose", "vax_complete", "mask_mandate", "school_
 DEMO_TRUST = {"constant_mean": 1, "linear_regression": 2, "polynomial": 3, "submission": 3}
 
 
-def generate_realworld(root: Path, task, config: dict, progress=print) -> None:
+def generate_realworld(root: Path, task, config: dict, progress=print, seed: int | None = None) -> None:
     """Stand-in real-world data (three targets over eight named features; the 2022 data are New York
-    State COVID-19 series) and a reference pool of baselines with placeholder expert trust scores."""
+    State COVID-19 series) and a reference pool of baselines with placeholder expert trust scores, drawn
+    from 20220701 (the demo) or from the private master seed."""
     import numpy as np
 
     from .evaluation import DatasetSpec, RunData, run_rows, score_methods
@@ -180,7 +191,7 @@ def generate_realworld(root: Path, task, config: dict, progress=print) -> None:
 
     name = task.name
     ref, inp = _clean(root / "reference_data" / name), _clean(root / "input_data" / name)
-    rng = np.random.default_rng(20220701)
+    rng = np.random.default_rng(20220701) if seed is None else seeds.generator(seed, name)
     max_rows = int(config.get("max_rows") or 0) or None
     specs, data, baselines = {}, {}, {m: {} for m in ("linear_regression", "constant_mean", "polynomial")}
     for scale, dataset in ((1.0, "value_cases"), (0.1, "value_hosp"), (0.01, "value_deaths")):
@@ -191,21 +202,21 @@ def generate_realworld(root: Path, task, config: dict, progress=print) -> None:
         X_tr, y_tr, X_te, y_te = X[:n_train], y[:n_train], X[420:420 + n_test], y[420:420 + n_test]
         specs[dataset] = DatasetSpec(dataset, REALWORLD_FEATURES, "none")
         io.write_table(ref / "test" / f"{dataset}.csv", REALWORLD_FEATURES, X_te, y_te)
-        for seed in REALWORLD_SEEDS:
-            io.write_table(inp / "train" / dataset / f"{seed}.csv", REALWORLD_FEATURES, X_tr, y_tr)
-            io.write_table(inp / "test" / dataset / f"{seed}.csv", REALWORLD_FEATURES, X_te, None)
-            data[(dataset, seed)] = RunData(seed, X_te, y_te)
-            baselines["linear_regression"][(dataset, seed)] = linear_model(REALWORLD_FEATURES, X_tr, y_tr)
-            baselines["constant_mean"][(dataset, seed)] = constant_model(y_tr)
-            baselines["polynomial"][(dataset, seed)] = polynomial_model(REALWORLD_FEATURES, X_tr, y_tr)
-    seeds = list(REALWORLD_SEEDS)
-    meta = {"seeds": seeds, "datasets": [{"name": d, "feature_names": REALWORLD_FEATURES} for d in specs]}
+        for run in REALWORLD_SEEDS:
+            io.write_table(inp / "train" / dataset / f"{run}.csv", REALWORLD_FEATURES, X_tr, y_tr)
+            io.write_table(inp / "test" / dataset / f"{run}.csv", REALWORLD_FEATURES, X_te, None)
+            data[(dataset, run)] = RunData(run, X_te, y_te)
+            baselines["linear_regression"][(dataset, run)] = linear_model(REALWORLD_FEATURES, X_tr, y_tr)
+            baselines["constant_mean"][(dataset, run)] = constant_model(y_tr)
+            baselines["polynomial"][(dataset, run)] = polynomial_model(REALWORLD_FEATURES, X_tr, y_tr)
+    run_seeds = list(REALWORLD_SEEDS)
+    meta = {"seeds": run_seeds, "datasets": [{"name": d, "feature_names": REALWORLD_FEATURES} for d in specs]}
     (ref / "datasets.json").write_text(json.dumps(meta, indent=1) + "\n")
     (inp / "datasets.json").write_text(json.dumps(meta, indent=1) + "\n")
     scored = score_methods(baselines, specs, data, float(config["simplify_time_limit"]),
                            float(config["model_time_limit"]), workers=int(config["workers"]) or None,
                            progress_label=None, simplify=False)
-    order = {d: seeds for d in specs}
+    order = {d: run_seeds for d in specs}
     write_pool(ref / "pool.csv", [row for method in baselines
                                   for row in run_rows(scored[method], method, order, "worst")])
     lines = ["task,method,trust"] + [f"{d},{m},{t}" for d in specs for m, t in DEMO_TRUST.items()]

@@ -101,6 +101,8 @@ class SyntheticTask(Task):
     has_ingestion = True
     # Generation only: demo sizes (rows per split), and optionally fewer datasets or seeds (None = all).
     defaults = {**COMMON_DEFAULTS, "max_rows": 100, "datasets": None, "seeds": None}
+    answer_samples = ("true_formulas",)  # the generating expressions
+    max_scores = {"score": None}  # the true formulas' rank within the reference pool
 
     def load_config(self, raw: dict) -> dict:
         config = super().load_config(raw)
@@ -173,10 +175,17 @@ class SyntheticTask(Task):
         return synthetic_report(result)
 
     # ----- data and ingestion
-    def generate(self, root: Path, config: dict, progress=print) -> None:
+    def generate(self, root: Path, config: dict, progress=print, seed: int | None = None) -> None:
         from .generate import generate_synthetic
 
-        generate_synthetic(Path(root), self, config, progress)
+        generate_synthetic(Path(root), self, config, progress, seed)
+
+    def write_perfect_submission(self, ref_dir: Path, out_dir: Path, config: dict) -> bool:
+        """models.json holding each dataset's generating expression (datasets.json ``truth``) for every run."""
+        meta = io.read_json(Path(ref_dir) / "datasets.json", "reference data")
+        io.write_models(Path(out_dir), {(d["name"], int(seed)): d["truth"] for d in meta["datasets"]
+                                        for seed in meta["seeds"]})
+        return True
 
     def ingest(self, input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
         from .ingestion import ingest_models

@@ -1,6 +1,7 @@
 """Demo instances (the project's own generators), the reference builder and the sample submissions.
 
-Everything is deterministic (fixed seeds, repr-formatted floats), so two runs write identical bytes.
+Everything is deterministic (fixed seeds, or the bundle's private master seed; repr-formatted floats), so
+two runs write identical bytes.
 Generators: Ising-like grids (MARKOV), random Bayesian networks (BAYES, child last in each CPT),
 pedigree-like networks (Mendelian transmission with zeros, phenotype evidence) and an MLC network
 (a Bayesian network whose variables split into evidence, label and hidden sets, with sampled
@@ -18,10 +19,12 @@ from typing import Callable
 
 import numpy as np
 
+from .. import seeds
 from . import engine, formats, metrics, trivial
 from .formats import Model
 from .tasks import dump_reference
 
+#: The demo's public seed (a bundle's instances come from the private master seed).
 SEED = 20220801
 
 
@@ -143,9 +146,11 @@ def mlc_network(rng: np.random.Generator, name: str, n_train: int = 200, n_test:
     return Spec(name, "mlc", model, {}, q_vars, train, test)
 
 
-def demo_specs(kind: str) -> list[Spec]:
-    """The demo instance set of a task (a handful of instances, exact answers in seconds)."""
-    rng = np.random.default_rng([SEED, ["PR", "MAR", "MPE", "MMAP", "MLC"].index(kind)])
+def demo_specs(kind: str, seed: int | None = None) -> list[Spec]:
+    """The demo instance set of a task (a handful of instances, exact answers in seconds), drawn from the
+    demo's SEED, or from a private master seed."""
+    rng = (np.random.default_rng([SEED, ["PR", "MAR", "MPE", "MMAP", "MLC"].index(kind)]) if seed is None
+           else seeds.generator(seed, f"uai.{kind.lower()}"))
     if kind == "MLC":
         return [mlc_network(rng, f"mlc_{k}") for k in range(1, 3)]
     specs = []
@@ -301,8 +306,9 @@ def _perturbed_answer(kind: str, spec: Spec, record: dict):
 
 
 def _malformed_text(kind: str, spec: Spec, record: dict, k: int) -> str | None:
-    """A different defect per instance; every one scores 0 with its reason (None: file left out)."""
-    good = _answer_text(kind, record["answer_exact"])
+    """A different defect per instance; every one scores 0 with its reason (None: file left out). Made
+    from the trivial answer, so the sample shows no exact answer."""
+    good = _answer_text(kind, _trivial_answer(kind, spec, record))
     defects = [
         lambda: None,                                                  # missing file
         lambda: good.replace(kind, "XYZ", 1),                          # wrong task word
@@ -318,18 +324,21 @@ def _malformed_text(kind: str, spec: Spec, record: dict, k: int) -> str | None:
 def _evidence_mismatch(spec: Spec, record: dict) -> str | None:
     if not spec.evidence:
         return None
-    x = np.array(record["answer_exact"])
+    x = np.array(record["answer_trivial"])
     v = min(spec.evidence)
     x[v] = (x[v] + 1) % spec.model.cards[v]
     return formats.format_mpe(x)
 
 
-def write_samples(task, specs: list[Spec], records: list[dict], samples_dir: Path) -> None:
+def write_samples(task, specs: list[Spec], records: list[dict], samples_dir: Path, ref_dir: Path,
+                  config: dict) -> None:
+    """exact (the task's perfect submission) and perturbed are made from the answers (demo only:
+    task.answer_samples); trivial, malformed, invalid_no_result_files and code_loopy_bp are not."""
     kind = task.kind
     if samples_dir.exists():
         shutil.rmtree(samples_dir)
+    task.write_perfect_submission(ref_dir, samples_dir / "exact", config)
     makers = {
-        "exact": lambda s, r, k: _answer_text(kind, r["answer_exact"]),
         "trivial": lambda s, r, k: _answer_text(kind, _trivial_answer(kind, s, r)),
         "perturbed": lambda s, r, k: _answer_text(kind, _perturbed_answer(kind, s, r)),
         "malformed": lambda s, r, k: _malformed_text(kind, s, r, k),
@@ -344,15 +353,17 @@ def write_samples(task, specs: list[Spec], records: list[dict], samples_dir: Pat
     # Structurally invalid: no file is named after an instance, so nothing can be scored (exit 1).
     folder = samples_dir / "invalid_no_result_files"
     folder.mkdir(parents=True)
-    (folder / "answers.txt").write_text(_answer_text(kind, records[0]["answer_exact"]))
+    (folder / "answers.txt").write_text(_answer_text(kind, _trivial_answer(kind, specs[0], records[0])))
     code = samples_dir / "code_loopy_bp"
     code.mkdir(parents=True)
     (code / "solver.py").write_text((Path(__file__).parent / "lbp_solver.py").read_text())
 
 
-def generate_task(task, root: Path, config: dict, progress: Callable[[str], None] = print) -> None:
-    """Demo reference data, input data and sample submissions of one UAI task below root."""
-    specs = demo_specs(task.kind)
+def generate_task(task, root: Path, config: dict, progress: Callable[[str], None] = print,
+                  seed: int | None = None) -> None:
+    """Demo reference data, input data and sample submissions of one UAI task below root (from the demo's
+    SEED, or from a private master seed)."""
+    specs = demo_specs(task.kind, seed)
     ref_dir = root / "reference_data" / task.name
     records = build_reference(task, specs, ref_dir, config, progress)
     input_dir = root / "input_data" / task.name
@@ -361,7 +372,7 @@ def generate_task(task, root: Path, config: dict, progress: Callable[[str], None
     input_dir.mkdir(parents=True)
     shutil.copytree(ref_dir / "models", input_dir / "models")
     write_task_yaml(input_dir, task, config)
-    write_samples(task, specs, records, root / "sample_submissions" / task.name)
+    write_samples(task, specs, records, root / "sample_submissions" / task.name, ref_dir, config)
     progress(f"{task.name}: {len(specs)} instances, samples in {root / 'sample_submissions' / task.name}")
 
 

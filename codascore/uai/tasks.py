@@ -64,6 +64,11 @@ class UAITask(Task):
                 "max_table_size": 2**25, "trivial_ibound": 2}
     needs_query = False
     zero_reason = "zero likelihood: the answer hits a zero table entry (log10 value -inf)"
+    # the exact answers, and answers halfway between them and the trivial ones
+    answer_samples = ("exact", "perturbed")
+    # None: the answers follow from the public models by exact inference, so a solver may reach 100
+    # without them (the sample loopy BP solver does on some small instance sets).
+    max_scores: dict = {}
 
     @property
     def result_files(self):  # type: ignore[override]
@@ -215,10 +220,24 @@ class UAITask(Task):
         return sections
 
     # ----- data generation and ingestion -----
-    def generate(self, root: Path, config: dict, progress: Callable[[str], None] = print) -> None:
+    def generate(self, root: Path, config: dict, progress: Callable[[str], None] = print,
+                 seed: int | None = None) -> None:
         from .generate import generate_task
 
-        generate_task(self, Path(root), config, progress)
+        generate_task(self, Path(root), config, progress, seed)
+
+    def write_perfect_submission(self, ref_dir: Path, out_dir: Path, config: dict) -> bool:
+        """One result file per instance holding its true (PR, MAR) or best known (MPE, MMAP) answer from
+        reference.json; MLC's optimum of each test line is computed exactly from the model."""
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        for inst in self.load_reference(Path(ref_dir), config):
+            (out_dir / f"{inst.id}.uai.{self.kind}").write_text(self.perfect_answer(inst, config))
+        return True
+
+    def perfect_answer(self, inst: Instance, config: dict) -> str:
+        """The result file text of one instance's true or best known answer."""
+        raise NotImplementedError
 
     def ingest(self, input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
         from .ingest import run_solver_submission
@@ -242,6 +261,9 @@ class PRTask(UAITask):
 
     def errors(self, inst, answer, config, details):
         return metrics.pr_error(inst.record["log10_z"], answer), inst.record["max_error"]
+
+    def perfect_answer(self, inst, config):
+        return formats.format_pr(inst.record["log10_z"])
 
 
 class MARTask(UAITask):
@@ -279,6 +301,9 @@ class MARTask(UAITask):
     def errors(self, inst, answer, config, details):
         return metrics.mean_hellinger(inst.record["_truth"], answer, inst.evidence), inst.record["max_error"]
 
+    def perfect_answer(self, inst, config):
+        return formats.format_mar(inst.record["marginals"])
+
 
 class _BestKnownTask(UAITask):
     """MPE and MMAP: error against the best known value, improved by the submission itself."""
@@ -313,6 +338,9 @@ class MPETask(_BestKnownTask):
     def value(self, inst, answer, config):
         return metrics.log10_likelihood(inst.model, answer, inst.evidence)
 
+    def perfect_answer(self, inst, config):
+        return formats.format_mpe(_best(inst, "best_assignment"))
+
     @staticmethod
     def jsonable(answer):
         return [int(x) for x in answer]
@@ -332,6 +360,9 @@ class MMAPTask(_BestKnownTask):
             return engine.log10_mmap_value(inst.model, answer, inst.evidence, int(config["max_table_size"]))
         except engine.TableTooLarge as exc:
             raise ReferenceDataError(f"{inst.id}: cannot evaluate V(q) exactly: {exc}") from None
+
+    def perfect_answer(self, inst, config):
+        return formats.format_mmap({int(v): int(x) for v, x in _best(inst, "best_answer").items()})
 
     @staticmethod
     def jsonable(answer):
@@ -379,9 +410,21 @@ class MLCTask(UAITask):
         mean = float(np.mean(scores))
         return 1.0 - mean / 100.0, 1.0
 
+    def perfect_answer(self, inst, config):
+        limit = int(config["max_table_size"])
+        return formats.format_mlc([engine.mmap(inst.model, inst.query, evidence, limit)[1]
+                                   for evidence in inst.test.evidence])
+
     def line_summary(self, inst, answer, details):
         valid, total = details.get("_lines", {}).get(inst.id, (0, 0))
         return [{"n_lines": total, "n_valid_lines": valid}]
+
+
+def _best(inst: Instance, key: str):
+    """The best known answer stored with an instance (ReferenceDataError when the reference has none)."""
+    if key not in inst.record:
+        raise ReferenceDataError(f"reference.json: instance {inst.id} has no {key}: no perfect submission")
+    return inst.record[key]
 
 
 TASKS = {t.name: t for t in (PRTask(), MARTask(), MPETask(), MMAPTask(), MLCTask())}

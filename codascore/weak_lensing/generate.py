@@ -3,7 +3,8 @@
 The official maps and test labels are private, so the project makes its own with its simulator
 (:mod:`codascore.weak_lensing.simulator`): cosmologies uniform over the challenge's prior ranges
 (spec weak_lensing.md section 1), nuisance parameters from their published priors. Every random stream
-comes from the task's ``seed``, so every run writes the same bytes.
+comes from the task's ``seed`` (the demo) or from the bundle's private master seed, so every run writes
+the same bytes.
 
 input_data/<task>/    task.yaml, train_maps.npy (M, 48, 48) float16 noiseless, train_labels.npy (M, 5),
                       test_maps.npy (N, 48, 48) float16 with shape noise
@@ -20,7 +21,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from .. import seeds
 from . import simulator
+from .files import TEST_MAPS, TRAIN_LABELS, TRAIN_MAPS, write_result
 from .phase1 import PRIOR
 
 #: The calibrated sample's 1-sigma errors, close to the starting kit's CNN baselines (0.043, 0.032).
@@ -43,15 +46,9 @@ def write_yaml(path: Path, data: dict) -> None:
     path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
-def write_result(folder: Path, data: dict) -> None:
-    """A sample result.json, deterministic (repr of floats, fixed key order)."""
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "result.json").write_text(json.dumps(data, allow_nan=True, separators=(",", ":")) + "\n")
-
-
 def phase1_samples(truth: np.ndarray, rng: np.random.Generator) -> dict[str, dict]:
-    """The Phase 1 sample submissions: calibrated, dummy (as the official dummy), overconfident, and
-    invalid_nan (must fail)."""
+    """The Phase 1 sample submissions: calibrated and overconfident (the truth plus noise: demo only),
+    dummy (as the official dummy), and invalid_nan (the dummy with a NaN; must fail)."""
     n = len(truth)
     sigma = np.tile(CALIBRATED_SIGMA, (n, 1))
     calibrated_means = truth + sigma * rng.standard_normal((n, 2))
@@ -60,20 +57,26 @@ def phase1_samples(truth: np.ndarray, rng: np.random.Generator) -> dict[str, dic
         "dummy": {"means": rng.uniform(0, 1, (n, 2)), "errorbars": rng.uniform(0, 1, (n, 2))},
         "overconfident": {"means": calibrated_means, "errorbars": sigma / 4},
     }
-    invalid = calibrated_means.copy()
+    invalid = samples["dummy"]["means"].copy()
     invalid[n // 3, 1] = np.nan
     samples["invalid_nan"] = {"means": invalid, "errorbars": sigma}
     return {name: {k: v.tolist() for k, v in arrays.items()} for name, arrays in samples.items()}
 
 
-TRAIN_MAPS, TRAIN_LABELS, TEST_MAPS = "train_maps.npy", "train_labels.npy", "test_maps.npy"
 SOURCES = Path(__file__).resolve().parent
 
 
-def streams(config: dict, n: int) -> list[np.random.Generator]:
-    """n independent generators from the task's seed (one per purpose, so that changing one part of
-    the data leaves the others unchanged)."""
-    return [np.random.default_rng(s) for s in np.random.SeedSequence(int(config["seed"])).spawn(n)]
+def streams(task_name: str, config: dict, n: int, seed: int | None) -> list[np.random.Generator]:
+    """n independent generators (one per purpose, so that changing one part of the data leaves the others
+    unchanged) from the task's demo ``seed``, or from the private master seed when one is given."""
+    root = np.random.SeedSequence(int(config["seed"])) if seed is None else seeds.sequence(seed, task_name)
+    return [np.random.default_rng(s) for s in root.spawn(n)]
+
+
+def task_yaml(task_name: str, config: dict, seed: int | None) -> dict:
+    """task.yaml's content; a private bundle's leaves out the demo's public ``seed``, which did not make
+    its data."""
+    return {"task": task_name, **{k: v for k, v in config.items() if seed is None or k != "seed"}}
 
 
 def training_set(rng: np.random.Generator, n_cosmologies: int, n_realisations: int):
@@ -91,9 +94,9 @@ def save_maps(path: Path, maps: np.ndarray) -> None:
     np.save(path, maps.astype(np.float16))
 
 
-def write_input_data(folder: Path, task_name: str, config: dict, train, test_maps: np.ndarray) -> None:
+def write_input_data(folder: Path, spec: dict, train, test_maps: np.ndarray) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    write_yaml(folder / "task.yaml", {"task": task_name, **config})
+    write_yaml(folder / "task.yaml", spec)
     save_maps(folder / TRAIN_MAPS, train[0])
     np.save(folder / TRAIN_LABELS, train[1])
     save_maps(folder / TEST_MAPS, test_maps)
@@ -107,8 +110,8 @@ def write_code_samples(samples_dir: Path) -> None:
         shutil.copyfile(SOURCES / source, folder / "model.py")
 
 
-def generate_phase1(root: Path, task_name: str, config: dict, progress=print) -> None:
-    label_rng, train_rng, map_rng, sample_rng = streams(config, 4)
+def generate_phase1(root: Path, task_name: str, config: dict, progress=print, seed: int | None = None) -> None:
+    label_rng, train_rng, map_rng, sample_rng = streams(task_name, config, 4, seed)
     ref, inputs = root / "reference_data" / task_name, root / "input_data" / task_name
     ref.mkdir(parents=True, exist_ok=True)
     train = training_set(train_rng, int(config["n_train_cosmologies"]), int(config["n_train_realisations"]))
@@ -118,8 +121,8 @@ def generate_phase1(root: Path, task_name: str, config: dict, progress=print) ->
     cosmologies = train[1][::int(config["n_train_realisations"]), :2]
     scaler = {"mean": cosmologies.mean(axis=0).tolist(), "scale": cosmologies.std(axis=0).tolist()}
     (ref / "scaler.json").write_text(json.dumps(scaler, indent=1) + "\n")
-    write_yaml(ref / "task.yaml", {"task": task_name, **config})
-    write_input_data(inputs, task_name, config, train, test_maps)
+    write_yaml(ref / "task.yaml", task_yaml(task_name, config, seed))
+    write_input_data(inputs, task_yaml(task_name, config, seed), train, test_maps)
     samples_dir = root / "sample_submissions" / task_name
     samples = phase1_samples(truth[:, :2], sample_rng)
     for name, data in samples.items():
@@ -165,15 +168,15 @@ def phase2_samples(is_ood: np.ndarray, rng: np.random.Generator) -> dict[str, di
     }
 
 
-def generate_phase2(root: Path, task_name: str, config: dict, progress=print) -> None:
-    train_rng, test_rng, sample_rng = streams(config, 3)
+def generate_phase2(root: Path, task_name: str, config: dict, progress=print, seed: int | None = None) -> None:
+    train_rng, test_rng, sample_rng = streams(task_name, config, 3, seed)
     ref, inputs = root / "reference_data" / task_name, root / "input_data" / task_name
     ref.mkdir(parents=True, exist_ok=True)
     train = training_set(train_rng, int(config["n_train_cosmologies"]), int(config["n_train_realisations"]))
     test_maps, is_ood = ood_test_set(test_rng, int(config["n_test"]), float(config["ood_fraction"]))
     np.save(ref / "label_test_phase2.npy", is_ood)
-    write_yaml(ref / "task.yaml", {"task": task_name, **config})
-    write_input_data(inputs, task_name, config, train, test_maps)
+    write_yaml(ref / "task.yaml", task_yaml(task_name, config, seed))
+    write_input_data(inputs, task_yaml(task_name, config, seed), train, test_maps)
     samples_dir = root / "sample_submissions" / task_name
     samples = phase2_samples(is_ood, sample_rng)
     for name, data in samples.items():

@@ -26,7 +26,7 @@ import numpy as np
 from ..codabench import locate_submission, log
 from ..sandbox import ParticipantCodeError, TimeLimitExceeded, call_with_time_limit
 from ..task import ReferenceDataError, SubmissionError
-from .generate import TEST_MAPS, TRAIN_LABELS, TRAIN_MAPS, write_result
+from .files import TEST_MAPS, TRAIN_LABELS, TRAIN_MAPS, write_result
 
 MODEL_FILE = "model.py"
 

@@ -20,11 +20,11 @@ from ..readers import read_participant_json
 from ..report import figure_html, new_figure, paragraph, table
 from ..task import Problems, ReferenceDataError, Result, Section, SubmissionError, Task
 from . import metrics
+from .files import RESULT_FILE, write_result
 from .metrics import PARAMETERS
 
 #: Prior ranges of the challenge's training cosmologies (spec weak_lensing.md section 1).
 PRIOR = {"Omega_m": (0.0913, 0.619), "S_8": (0.680, 0.955)}
-RESULT_FILE = "result.json"
 #: Report cells with fewer maps than this are not drawn: a participant knows their own predictions, so a
 #: sparse cell of (truth, prediction) would give away that map's truth.
 MIN_BIN_COUNT = 10
@@ -122,8 +122,14 @@ class Phase1Task(Task):
     score_keys = ("score", "avg_coverage", "R_squared", "MSE")
     result_files = (RESULT_FILE,)
     has_ingestion = True
+    # seed: the demo's public data seed (generation only; a bundle's data comes from the private seed).
     defaults = {"lam": 1000.0, "n_test": 4000, "n_train_cosmologies": 101, "n_train_realisations": 10,
                 "seed": 20250601, "time_limit": 600.0}
+    # truth plus noise: each map's answer to within the noise
+    answer_samples = ("calibrated", "overconfident")
+    # The score has no maximum (exact means with shrinking error bars grow it without bound); R² <= 1
+    # is reached only by the true values.
+    max_scores = {"R_squared": 1.0}
 
     def load_reference(self, ref_dir: Path, config: dict) -> dict:
         ref_dir = Path(ref_dir)
@@ -166,10 +172,16 @@ class Phase1Task(Task):
     def report(self, result: Result, reference: dict, submission: dict, config: dict) -> list[Section]:
         return phase1_report(reference["truth"], submission["means"], submission["errorbars"])
 
-    def generate(self, root: Path, config: dict, progress=print) -> None:
+    def generate(self, root: Path, config: dict, progress=print, seed: int | None = None) -> None:
         from .generate import generate_phase1
 
-        generate_phase1(Path(root), self.name, config, progress)
+        generate_phase1(Path(root), self.name, config, progress, seed)
+
+    def write_perfect_submission(self, ref_dir: Path, out_dir: Path, config: dict) -> bool:
+        """The true (Omega_m, S_8) as means, with error bars of 0.01 (any positive value reaches R² = 1)."""
+        truth = self.load_reference(Path(ref_dir), config)["truth"]
+        write_result(Path(out_dir), {"means": truth.tolist(), "errorbars": np.full_like(truth, 0.01).tolist()})
+        return True
 
     def ingest(self, input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
         from .ingestion import ingest

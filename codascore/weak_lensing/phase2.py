@@ -17,6 +17,7 @@ import numpy as np
 from ..report import figure_html, new_figure, paragraph, table
 from ..task import Problems, ReferenceDataError, Result, Section, Task
 from . import metrics
+from .files import write_result
 from .phase1 import MIN_BIN_COUNT, RESULT_FILE, is_number, read_json_object, sized_list
 
 REFERENCE_FILE = "label_test_phase2.npy"
@@ -85,8 +86,11 @@ class Phase2Task(Task):
     score_keys = ("score", "tpr_low_fpr")
     result_files = (RESULT_FILE,)
     has_ingestion = True
+    # seed: the demo's public data seed (generation only; a bundle's data comes from the private seed).
     defaults = {"eps": metrics.OOD_EPS, "n_test": 1000, "ood_fraction": 0.3, "n_train_cosmologies": 101,
                 "n_train_realisations": 10, "seed": 20250812, "time_limit": 600.0}
+    answer_samples = ("oracle",)  # each map's label, hedged at 0.99
+    max_scores = {"score": None}  # the log-likelihood of the true labels, clipped at eps
 
     def load_config(self, raw: dict) -> dict:
         config = super().load_config(raw)
@@ -126,10 +130,16 @@ class Phase2Task(Task):
         return phase2_report(reference["is_ood"], submission["p_ind"], ood_scores(submission),
                              float(config["eps"]), result.details["tpr_low_fpr_from"])
 
-    def generate(self, root: Path, config: dict, progress=print) -> None:
+    def generate(self, root: Path, config: dict, progress=print, seed: int | None = None) -> None:
         from .generate import generate_phase2
 
-        generate_phase2(Path(root), self.name, config, progress)
+        generate_phase2(Path(root), self.name, config, progress, seed)
+
+    def write_perfect_submission(self, ref_dir: Path, out_dir: Path, config: dict) -> bool:
+        """p_ind = 1 for every in-distribution map and 0 for every OoD map."""
+        is_ood = self.load_reference(Path(ref_dir), config)["is_ood"]
+        write_result(Path(out_dir), {"p_ind": (1.0 - is_ood.astype(np.float64)).tolist()})
+        return True
 
     def ingest(self, input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
         from .ingestion import ingest
