@@ -1,8 +1,9 @@
 """Deterministic zips of program and data folders, as the bundle holds them.
 
 A program folder in the bundle is self-contained: the ``codascore`` library is copied into it, so that
-``score.py`` imports it from beside itself on Codabench (which mounts nothing else). Entries are sorted
-and carry a fixed timestamp, so the same source always gives the same bytes.
+``score.py`` imports it from beside itself on Codabench (which mounts nothing else), and ``vendor/`` holds
+the pinned packages of ``wheels.lock`` that the stock image lacks (codascore.wheels). Entries are sorted
+and carry a fixed timestamp, so the same sources and wheels always give the same bytes.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from pathlib import Path
 from typing import Iterable
 
 import codascore
+
+from . import wheels
 
 LIBRARY_DIR = Path(codascore.__file__).resolve().parent
 #: Fixed timestamp of every zip entry (the earliest a zip can store).
@@ -73,9 +76,13 @@ def folder_zip(folder: Path) -> bytes:
 
 # --------------------------------------------------------------------------- competition bundles
 
-#: The image every competition YAML names: codalab/codalab-legacy:py312 plus the pinned sympy, mpmath and
-#: h5py (Dockerfile; docs/bundles.md says how to build and push it). The checker accepts exactly this one.
-DOCKER_IMAGE = f"codascore/codascore:py312-{codascore.__version__}"
+#: The image every competition YAML names: Codabench's stock Python 3.12 image (numpy 1.26.4, scipy 1.11.4,
+#: scikit-learn 1.5.1, pandas 2.2.3, pyyaml 6.0.2, matplotlib 3.8.4, numba 0.61.2, psutil 7.0.0). What it
+#: lacks travels in the program folders (WHEELS_LOCK). The checker accepts this one unless told another.
+DOCKER_IMAGE = "codalab/codalab-legacy:py312"
+#: The pinned wheels program folders carry, and the git-ignored cache the builder downloads them into.
+WHEELS_LOCK = project_root() / wheels.LOCK_NAME
+WHEELS_CACHE = project_root() / "build" / "wheels"
 #: YAML keys of a task whose folder is a program: the library is copied into it.
 PROGRAM_KEYS = ("scoring_program", "ingestion_program")
 DATA_KEYS = ("reference_data", "input_data")
@@ -136,6 +143,10 @@ def bundle_entries(yaml_file: Path, root: Path, warn=print) -> list[tuple[str, P
     programs = {value.rstrip("/") for task in tasks
                 for key, value in task.items() if key in PROGRAM_KEYS and isinstance(value, str)}
     task_names = {probe.task_name(task) for task in tasks} - {None}
+    try:
+        vendored = wheels.vendored_files(task_names, WHEELS_LOCK, WHEELS_CACHE, progress=warn) if programs else []
+    except wheels.WheelError as exc:
+        raise BundleError(str(exc)) from None
     for where, value, task in referenced_paths(competition):
         name = value.strip("/")
         source = root / name
@@ -151,6 +162,11 @@ def bundle_entries(yaml_file: Path, root: Path, warn=print) -> list[tuple[str, P
             entries[name] = source
             continue
         listed = program_entries(source) if name in programs else folder_entries(source)
+        if name in programs:
+            clashes = sorted({inner for inner, _ in listed} & {inner for inner, _ in vendored})
+            if clashes:
+                raise BundleError(f"{yaml_file.name}: {where}: {name}/{clashes[0]} is also a vendored file")
+            listed = listed + vendored
         if where.startswith("phases["):
             # A starting kit holding one folder per task (sample_submissions/) keeps only this
             # competition's tasks: the UAI bundle ships UAI samples, not every family's.
