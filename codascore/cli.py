@@ -29,7 +29,7 @@ def cmd_run(args) -> int:
     out = Path(args.out or Path("runs") / args.task / Path(args.submission).stem)
     try:
         result = run(args.task, Path(args.submission), out, root=args.root and Path(args.root),
-                     time_limit=args.time_limit)
+                     time_limit=args.time_limit, python=args.python)
     except RunnerError as exc:
         print(f"ERROR: {exc}", file=sys.stderr)
         return 2
@@ -126,6 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="run folder (default runs/TASK/SUBMISSION)")
     p.add_argument("--root", help="bundle source folder (default: this project)")
     p.add_argument("--time-limit", type=float, help="seconds per step (default: the phase's limit)")
+    p.add_argument("--python", metavar="PATH",
+                   help="interpreter that runs python3/python in the metadata commands, e.g. a Python 3.12 "
+                        "environment like the image's (default: the one running codascore)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("reference", help="generate reference data and sample submissions (all tasks if none); "
@@ -153,7 +156,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="also run every sample submission of the starting kits (rules 14, 22-27)")
     p.add_argument("--runs", help="with --run: keep the run folders (logs, outputs) below this folder")
     p.add_argument("--strict", action="store_true", help="warnings fail too")
-    p.add_argument("--image", help="the accepted docker_image (default: the project's image)")
+    p.add_argument("--image", help="the accepted docker_image (default: codalab/codalab-legacy:py312)")
     p.add_argument("--rules", action="store_true", help="list the invariants and exit")
     p.set_defaults(func=cmd_check)
 
