@@ -60,6 +60,8 @@ def read_lock(path: Path) -> list[PinnedWheel]:
                          "checkout, which holds it") from None
     except yaml.YAMLError as exc:
         raise WheelError(f"{path.name}: not valid YAML ({exc})") from None
+    if not isinstance(data, dict) or not isinstance(data.get("wheels") or [], list):
+        raise WheelError(f"{path.name}: must be a mapping whose `wheels` is a list")
     wheels = []
     for i, entry in enumerate(data.get("wheels") or []):
         where = f"{path.name}: wheels[{i}]"

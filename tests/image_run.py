@@ -148,7 +148,7 @@ def probe_vendored(python: str, roots: dict[str, Path]) -> list[str]:
     return problems
 
 
-def input_key(root: Path, task: str, sample: Path, used_vendor: set[str]) -> str:
+def input_key(root: Path, task: str, sample: Path, used_vendor: frozenset[str]) -> str:
     """sha256 over every file the runner feeds a run, by role and path; vendored files other than the
     task's own packages are left out."""
     layout = runner.find_layout(root, task)
@@ -170,6 +170,12 @@ def input_key(root: Path, task: str, sample: Path, used_vendor: set[str]) -> str
 
 
 @functools.cache
+def vendored_names(task: str) -> frozenset[str]:
+    """Paths in a program folder of the vendored files the task's family uses."""
+    return frozenset(name for name, _ in wheels.vendored_files([task], bundle.WHEELS_LOCK, bundle.WHEELS_CACHE))
+
+
+@functools.cache
 def file_digest(path: Path) -> bytes:
     """Each file is read once, though every sample of a zip shares its programs and reference data."""
     return hashlib.sha256(path.read_bytes()).digest()
@@ -188,10 +194,8 @@ def collect_samples(roots: dict[str, Path]) -> list[Sample]:
                 task = tasks.get(index)
                 if task is None:
                     continue
-                used = {f"{VENDOR_DIR}/{n}" for n, _ in wheels.vendored_files(
-                    [task], bundle.WHEELS_LOCK, bundle.WHEELS_CACHE)}
                 for path in samples_of(root, phase, task):
-                    key = input_key(root, task, path, used)
+                    key = input_key(root, task, path, vendored_names(task))
                     if any(s.key == key and s.bundle == name for s in samples):
                         continue  # the same kit listed by two phases of one zip
                     sample = Sample(name, root, task, path, key, same_as=seen.get(key))

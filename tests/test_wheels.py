@@ -129,6 +129,20 @@ def test_a_lock_entry_for_another_interpreter_or_package_is_refused(tmp_path, fi
         wheels.read_lock(lock)
 
 
+@pytest.mark.parametrize("text, message", [
+    ("- sympy\n", "must be a mapping whose `wheels` is a list"),
+    ("wheels: sympy\n", "must be a mapping whose `wheels` is a list"),
+    ("wheels:\n  - name: sympy\n", "wheels[0]: needs name, version, families, file, url and sha256"),
+    ("wheels:\n  - just a string\n", "wheels[0]: needs name, version, families, file, url and sha256"),
+    ("wheels: [\n", "not valid YAML"),
+])
+def test_a_malformed_lock_file_is_one_clear_error(tmp_path, text, message):
+    (tmp_path / "wheels.lock").write_text(text)
+    with pytest.raises(wheels.WheelError) as caught:
+        wheels.read_lock(tmp_path / "wheels.lock")
+    assert str(caught.value).startswith("wheels.lock: ") and message in str(caught.value)
+
+
 def test_the_project_lock_pins_exactly_what_the_stock_image_lacks():
     locked = {w.name: w for w in wheels.read_lock(bundle.WHEELS_LOCK)}
     assert {name: w.version for name, w in locked.items()} == {"sympy": "1.10.1", "mpmath": "1.3.0",
