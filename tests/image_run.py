@@ -230,6 +230,11 @@ def same_scores(a: dict, b: dict) -> bool:
     return a.keys() == b.keys() and all(math.isclose(a[k], b[k], rel_tol=1e-9, abs_tol=1e-12) for k in a)
 
 
+def largest_difference(sample: Sample) -> float:
+    a, b = sample.image.scores, sample.project.scores
+    return max(abs(a[k] - b[k]) / max(abs(a[k]), abs(b[k])) for k in a if a[k] != b[k])
+
+
 def verdict(sample: Sample) -> str:
     """'' when the sample behaves: both runs agree, and it scores or fails as its name says."""
     image, project = sample.image, sample.project
@@ -260,7 +265,7 @@ def listing(samples: list[Sample]) -> tuple[str, int]:
         elif first.image.scores == first.project.scores:
             note = "same in the project's env"
         else:
-            note = "same in the project's env (within 1e-9)"
+            note = f"same in the project's env (relative difference {largest_difference(first):.1e})"
         seconds = "" if sample.same_as else f"{first.image.elapsed:.1f}/{first.project.elapsed:.1f}"
         rows.append((f"{sample.bundle}.zip", sample.task, sample.path.name, str(first.image.exit_code), shown,
                      seconds, note))
