@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install data demo test test-pinned bundle logo image bench clean
+.PHONY: install data demo test test-pinned test-image bundle logo image bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,25 +30,67 @@ demo: data
 test: data
 	$(BIN)/python -m pytest -q
 
-## test-pinned: the test suite again with exactly the libraries of the Codabench image (codalab-legacy:py312
-## plus what the project's Dockerfile adds), in a second environment: catches code that needs newer versions.
-PINNED_VENV  := .venv-pinned
-PINNED_STAMP := $(PINNED_VENV)/.installed
-PINNED       := numpy==1.26.4 scipy==1.11.4 scikit-learn==1.5.1 pandas==2.2.3 pyyaml==6.0.2 matplotlib==3.8.4 \
-                sympy==1.10.1 mpmath==1.3.0 h5py==3.12.1
+## The Python of Codabench's stock image, codalab/codalab-legacy:py312, for test-pinned and test-image:
+## python3.12 on PATH when it runs, else the newest 3.12 in pyenv's versions folder (or PYTHON312=...).
+PYENV_ROOT ?= $(HOME)/.pyenv
+PYTHON312  ?= $(shell python3.12 -c 'import sys; assert sys.version_info[:2] == (3, 12); print(sys.executable)' \
+                2>/dev/null || ls -d $(PYENV_ROOT)/versions/3.12*/bin/python3.12 2>/dev/null | sort -V | tail -n 1)
+## The stock image's packages, and the pinned ones its program folders carry (wheels.lock, written once).
+IMAGE_PACKAGES    := numpy==1.26.4 scipy==1.11.4 scikit-learn==1.5.1 pandas==2.2.3 pyyaml==6.0.2 \
+                     matplotlib==3.8.4 numba==0.61.2 psutil==7.0.0
+VENDORED_PACKAGES := $(shell awk '/^  - name:/ {name = $$3} /^    version:/ {gsub(/"/, "", $$2); \
+                       print name "==" $$2}' wheels.lock)
 
-$(PINNED_STAMP): pyproject.toml Makefile
-	$(PYTHON) -m venv $(PINNED_VENV)
-	$(PINNED_VENV)/bin/pip install -q $(PINNED) 'pytest>=7' 'hypothesis>=6'
-	$(PINNED_VENV)/bin/pip install -q --no-deps -e .
-	$(PINNED_VENV)/bin/python -c "import importlib.metadata as m, sys; \
+# $(call venv312,DIR): a fresh virtual environment of PYTHON312 in DIR, or how to get a Python 3.12.
+define venv312
+	@test -n "$(PYTHON312)" || { echo "No Python 3.12 (the interpreter of codalab/codalab-legacy:py312): \
+	neither python3.12 on PATH nor $(PYENV_ROOT)/versions/3.12*. Install one (pyenv install 3.12, or the \
+	python3.12 and python3.12-venv packages of Debian or the deadsnakes PPA), or pass PYTHON312=/path/to/python3.12." >&2; exit 1; }
+	rm -rf $(1)
+	$(PYTHON312) -m venv $(1)
+endef
+
+# $(call check_pins,DIR,PINS): the environment in DIR has exactly these versions.
+define check_pins
+	$(1)/bin/python -c "import importlib.metadata as m, sys; \
 	  pins = dict(p.split('==') for p in sys.argv[1:]); \
 	  wrong = {k: m.version(k) for k in pins if m.version(k) != pins[k]}; \
-	  sys.exit(f'not the pinned versions: {wrong}' if wrong else 0)" $(PINNED)
+	  sys.exit(f'not the pinned versions: {wrong}' if wrong else 0)" $(2)
+endef
+
+## test-pinned: the test suite again under the image's Python 3.12 with exactly its libraries plus the
+## vendored ones, in a second environment: catches code that needs newer versions or another Python.
+PINNED_VENV  := .venv-pinned
+PINNED_STAMP := $(PINNED_VENV)/.installed
+PINNED       := $(IMAGE_PACKAGES) $(VENDORED_PACKAGES)
+
+$(PINNED_STAMP): pyproject.toml Makefile wheels.lock
+	$(call venv312,$(PINNED_VENV))
+	$(PINNED_VENV)/bin/pip install -q $(PINNED) 'pytest>=7' 'hypothesis>=6'
+	$(PINNED_VENV)/bin/pip install -q --no-deps -e .
+	$(call check_pins,$(PINNED_VENV),$(PINNED))
 	touch $@
 
 test-pinned: data $(PINNED_STAMP)
 	$(PINNED_VENV)/bin/python -m pytest -q -p no:cacheprovider
+
+## test-image: build the bundles, extract them, and run every starting-kit sample through the extracted
+## programs under Python 3.12 with the stock image's packages only (no sympy, mpmath, h5py or codascore:
+## those come from the program folders), comparing with the project's environment (tests/image_run.py).
+## The bundles' private seed is a fixed, public one here (CI needs no secret): the same as TEST_SEED of
+## tests/test_bundle.py, so both share one generation of the bundle data (build/bundle-data).
+IMAGE_VENV  := .venv-image
+IMAGE_STAMP := $(IMAGE_VENV)/.installed
+
+$(IMAGE_STAMP): Makefile
+	$(call venv312,$(IMAGE_VENV))
+	$(IMAGE_VENV)/bin/pip install -q $(IMAGE_PACKAGES)
+	$(call check_pins,$(IMAGE_VENV),$(IMAGE_PACKAGES))
+	touch $@
+
+test-image: export CODASCORE_BUNDLE_SEED := 271828182845904523536028747135266249775
+test-image: data $(IMAGE_STAMP)
+	$(BIN)/python tests/image_run.py --python $(IMAGE_VENV)/bin/python --out build/test-image
 
 ## bundle: dist/<name>.zip for the suite (competition.yaml) and each family (competitions/*.yaml), each
 ## checked; their data is generated from the private seed (bundle.seed, or the variable
@@ -57,10 +99,11 @@ test-pinned: data $(PINNED_STAMP)
 bundle: $(STAMP)
 	$(BIN)/codascore bundle --out dist --check
 
-## image: build the Docker image the competitions name (linux/amd64, as Codabench's workers need);
-## push it with `docker push $$(.venv/bin/python -c 'from codascore.bundle import DOCKER_IMAGE; print(DOCKER_IMAGE)')`
-image: $(STAMP)
-	docker build --platform linux/amd64 -t $$($(BIN)/python -c 'from codascore.bundle import DOCKER_IMAGE; print(DOCKER_IMAGE)') .
+## image: optional. The stock image plus the vendored packages, installed and byte-compiled (Dockerfile);
+## for organisers who push it and name it in the YAML files (docs/bundles.md). linux/amd64, as workers need.
+IMAGE_TAG ?= codascore/codascore:py312-$(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+image:
+	docker build --platform linux/amd64 -t $(IMAGE_TAG) .
 
 ## logo: redraw logo.png (committed; run after changing pages/draw_logo.py)
 logo: $(STAMP)
@@ -72,4 +115,5 @@ bench: data
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf demo runs dist reference_data input_data sample_submissions .pytest_cache $(PINNED_VENV)
+	rm -rf demo runs dist reference_data input_data sample_submissions .pytest_cache $(PINNED_VENV) \
+	       $(IMAGE_VENV) build/test-image

@@ -1,9 +1,9 @@
 """Deterministic zips of program and data folders, as the bundle holds them.
 
 A program folder in the bundle is self-contained: the ``codascore`` library is copied into it, so that
-``score.py`` imports it from beside itself on Codabench (which mounts nothing else), without the generation
-modules (participants may download program folders: nothing there rebuilds the answers). Entries are sorted
-and carry a fixed timestamp, so the same source always gives the same bytes.
+``score.py`` imports it from beside itself on Codabench (which mounts nothing else), and ``vendor/`` holds
+the pinned packages of ``wheels.lock`` that the stock image lacks (codascore.wheels). Entries are sorted
+and carry a fixed timestamp, so the same sources and wheels always give the same bytes.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Iterable
 import codascore
 
 from .registry import GENERATION_MODULES
+from . import wheels
 
 LIBRARY_DIR = Path(codascore.__file__).resolve().parent
 #: Fixed timestamp of every zip entry (the earliest a zip can store).
@@ -59,32 +60,40 @@ def program_entries(folder: Path) -> list[tuple[str, Path]]:
     return sorted(entries.items())
 
 
-def zip_bytes(entries: Iterable[tuple[str, Path | bytes]]) -> bytes:
-    """A deterministic zip: sorted names, fixed timestamps, mode 0644, deflate level 9."""
+def zip_bytes(entries: Iterable[tuple[str, Path | bytes]], compress: bool = True) -> bytes:
+    """A deterministic zip: sorted names, fixed timestamps, mode 0644, deflate level 9 (or stored)."""
+    method = zipfile.ZIP_DEFLATED if compress else zipfile.ZIP_STORED
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+    with zipfile.ZipFile(buffer, "w", method, compresslevel=9) as archive:
         for name, source in sorted(entries, key=lambda item: item[0]):
             info = zipfile.ZipInfo(name, date_time=ZIP_DATE)
             info.external_attr = 0o100644 << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
+            info.compress_type = method
             data = source if isinstance(source, bytes) else Path(source).read_bytes()
-            archive.writestr(info, data, compress_type=zipfile.ZIP_DEFLATED, compresslevel=9)
+            archive.writestr(info, data, compress_type=method, compresslevel=9)
     return buffer.getvalue()
 
 
+# The runner's zips of a folder only carry it to the next step, as the worker's do: stored, since
+# deflating a program with vendored packages took seconds per step (3.4 s for SRBench's).
+
 def program_zip(folder: Path) -> bytes:
-    return zip_bytes(program_entries(folder))
+    return zip_bytes(program_entries(folder), compress=False)
 
 
 def folder_zip(folder: Path) -> bytes:
-    return zip_bytes(folder_entries(folder))
+    return zip_bytes(folder_entries(folder), compress=False)
 
 
 # --------------------------------------------------------------------------- competition bundles
 
-#: The image every competition YAML names: codalab/codalab-legacy:py312 plus the pinned sympy, mpmath and
-#: h5py (Dockerfile; docs/bundles.md says how to build and push it). The checker accepts exactly this one.
-DOCKER_IMAGE = f"codascore/codascore:py312-{codascore.__version__}"
+#: The image every competition YAML names: Codabench's stock Python 3.12 image (numpy 1.26.4, scipy 1.11.4,
+#: scikit-learn 1.5.1, pandas 2.2.3, pyyaml 6.0.2, matplotlib 3.8.4, numba 0.61.2, psutil 7.0.0). What it
+#: lacks travels in the program folders (WHEELS_LOCK). The checker accepts this one unless told another.
+DOCKER_IMAGE = "codalab/codalab-legacy:py312"
+#: The pinned wheels program folders carry, and the git-ignored cache the builder downloads them into.
+WHEELS_LOCK = project_root() / wheels.LOCK_NAME
+WHEELS_CACHE = project_root() / "build" / "wheels"
 #: YAML keys of a task whose folder is a program: the library is copied into it.
 PROGRAM_KEYS = ("scoring_program", "ingestion_program")
 DATA_KEYS = ("reference_data", "input_data")
@@ -166,6 +175,10 @@ def bundle_entries(yaml_file: Path, root: Path, warn=print, *,
     programs = {value.rstrip("/") for task in tasks
                 for key, value in task.items() if key in PROGRAM_KEYS and isinstance(value, str)}
     task_names = {probe.task_name(task) for task in tasks} - {None}
+    try:
+        vendored = wheels.vendored_files(task_names, WHEELS_LOCK, WHEELS_CACHE, progress=warn) if programs else []
+    except wheels.WheelError as exc:
+        raise BundleError(str(exc)) from None
     for where, value, task in referenced_paths(competition):
         name = value.strip("/")
         source = (data_root if name.split("/")[0] in DATA_FOLDERS else root) / name
@@ -180,6 +193,11 @@ def bundle_entries(yaml_file: Path, root: Path, warn=print, *,
             entries[name] = source
             continue
         listed = program_entries(source) if name in programs else folder_entries(source)
+        if name in programs:
+            clashes = sorted({inner for inner, _ in listed} & {inner for inner, _ in vendored})
+            if clashes:
+                raise BundleError(f"{yaml_file.name}: {where}: {name}/{clashes[0]} is also a vendored file")
+            listed = listed + vendored
         if where.startswith("phases["):
             # A starting kit holding one folder per task (sample_submissions/) keeps only this
             # competition's tasks: the UAI bundle ships UAI samples, not every family's. No kit ships a

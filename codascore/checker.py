@@ -32,7 +32,7 @@ RULES: dict[int, str] = {
     1: "the bundle is a zip with competition.yaml at its root, parsed safely, without duplicated keys",
     2: "version selects the v2 unpacker: str(version) is '2' (write the integer 2)",
     3: "title, image (PNG/JPG), terms and pages (non-empty files), tasks, phases and leaderboards are present",
-    4: "docker_image names the stock codalab/codalab-legacy:py312 (or the image accepted with --image)",
+    4: "docker_image names the stock image codalab/codalab-legacy:py312 (or the one given with --image)",
     5: "no ignored or misspelled keys",
     6: "task indexes are unique; each task has a name and a scoring_program",
     7: "every referenced path exists; a referenced zip has no wrapper folder",
@@ -504,9 +504,8 @@ class _Checker:
             self.error(4, "docker_image", f"missing: Codabench then uses codalab/codalab-legacy:py37 "
                                           f"(numpy 1.17); write `docker_image: {self.image}`")
         elif isinstance(image, str) and image != self.image:
-            self.error(4, "docker_image", f"{image!r} is not the accepted image {self.image!r}: Codabench's "
-                                          "worker must be able to pull it; accept another with --image "
-                                          "(see docs/bundles.md)")
+            self.error(4, "docker_image", f"{image!r} is not the expected image {self.image!r} "
+                                          "(see docs/bundles.md; `--image` accepts another)")
 
     def rule_tasks(self) -> None:
         tasks = self.yaml.get("tasks")

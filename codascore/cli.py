@@ -29,7 +29,7 @@ def cmd_run(args) -> int:
     out = Path(args.out or Path("runs") / args.task / Path(args.submission).stem)
     try:
         result = run(args.task, Path(args.submission), out, root=args.root and Path(args.root),
-                     time_limit=args.time_limit)
+                     time_limit=args.time_limit, python=args.python)
     except RunnerError as exc:
         print(f"ERROR: {exc}", file=sys.stderr)
         return 2
@@ -64,6 +64,7 @@ def cmd_demo(args) -> int:
 
 
 def cmd_bundle(args) -> int:
+    from . import bundle, wheels
     from .bundle import BundleError, build_bundle, competition_files
     from .bundle_data import competition_tasks, generate, private_seed
     from .checker import check_bundle, format_report
@@ -72,9 +73,12 @@ def cmd_bundle(args) -> int:
     names = args.names or list(competition_files(root))
     say = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
     try:
+        tasks = competition_tasks(root, names)
+        # The wheels first: a wheel that cannot be had stops the build before minutes of data generation.
+        wheels.vendored_files(tasks, bundle.WHEELS_LOCK, bundle.WHEELS_CACHE, progress=say)
         seed = private_seed(root, Path(args.seed_file) if args.seed_file else None, say=say)
-        data_root = generate(root, seed, competition_tasks(root, names), progress=say)
-    except BundleError as exc:
+        data_root = generate(root, seed, tasks, progress=say)
+    except (BundleError, wheels.WheelError) as exc:
         print(f"ERROR: {exc}", file=sys.stderr)
         return 1
     failed = False
@@ -134,6 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="run folder (default runs/TASK/SUBMISSION)")
     p.add_argument("--root", help="bundle source folder (default: this project)")
     p.add_argument("--time-limit", type=float, help="seconds per step (default: the phase's limit)")
+    p.add_argument("--python", metavar="PATH",
+                   help="interpreter that runs python3/python in the metadata commands, e.g. a Python 3.12 "
+                        "environment like the image's (default: the one running codascore)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("reference", help="generate reference data and sample submissions (all tasks if none); "

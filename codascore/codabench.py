@@ -21,6 +21,7 @@ import json
 import math
 import os
 import sys
+import sysconfig
 import tempfile
 import time
 import traceback
@@ -42,10 +43,45 @@ INGESTION_ERROR_FILE = "ingestion_error.txt"
 MAX_ABS_SCORE = 1e10
 #: ... so a value beyond this bound is clipped to it, with a warning naming the true value.
 MAX_STORABLE_SCORE = MAX_ABS_SCORE - 1
+#: Folder of a bundle's program that holds the pinned packages the stock image lacks (codascore.wheels).
+VENDOR_DIR = "vendor"
+#: The interpreter its wheels are built for: the stock image's CPython 3.12 on Linux x86_64.
+VENDOR_PYTHON = (3, 12)
+VENDOR_PLATFORM = "linux-x86_64"
 
 
 def log(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
+
+
+def use_vendored_packages(program_dir: str) -> str:
+    """Put ``PROGRAM/vendor`` on sys.path; returns where: ``"first"``, ``"last"``, or ``""`` without one.
+
+    First (right after the program folder, before site-packages, so that its pinned versions win) under
+    the interpreter its wheels are built for, the stock image's, when that lacks any of them at its pinned
+    version. Last otherwise: an interpreter that has every pinned version already (the optional image of
+    the Dockerfile, a pinned test environment) keeps its own byte-compiled copies, and under another
+    Python a binary wheel could not load anyway.
+    """
+    import importlib.metadata as metadata
+
+    folder = os.path.join(program_dir, VENDOR_DIR)
+    if not os.path.isdir(folder):
+        return ""
+
+    def installed(name: str) -> str | None:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return None
+
+    target = (sys.implementation.name, sys.version_info[:2], sysconfig.get_platform()) \
+        == ("cpython", VENDOR_PYTHON, VENDOR_PLATFORM)
+    if target and any(installed(d.metadata["Name"]) != d.version for d in metadata.distributions(path=[folder])):
+        sys.path.insert(sys.path.index(program_dir) + 1 if program_dir in sys.path else 0, folder)
+        return "first"
+    sys.path.append(folder)
+    return "last"
 
 
 # --------------------------------------------------------------------------- task configuration

@@ -9,8 +9,9 @@ Every folder arrives as the worker gets it: zipped with its contents at the root
 ``ZipFile.extractall`` (no permission bits). A results submission (no metadata in it) is copied into the
 prediction output; the worker writes ``output/metadata`` after the prediction step, which becomes
 ``res/metadata``. Each command from ``metadata.yaml`` is split with shlex and run without a shell, with
-``/app/...`` mapped onto the step folder and ``python3`` onto this interpreter, under the phase's
-``execution_time_limit``. Afterwards the scores.json contract is checked.
+``/app/...`` mapped onto the step folder and ``python3`` onto this interpreter (or the one given as
+``python``, standing in for the image's), under the phase's ``execution_time_limit``. Afterwards the
+scores.json contract is checked.
 """
 
 from __future__ import annotations
@@ -178,14 +179,23 @@ def read_command(program_dir: Path) -> str | None:
     return None
 
 
-def container_argv(command: str, mounts: dict[str, Path]) -> list[str]:
+def interpreter(python: str) -> str:
+    """The absolute path of an interpreter given as a path or a command name (symbolic links kept: a
+    virtual environment's python is one). RunnerError when there is no such executable."""
+    found = shutil.which(python)
+    if not found:
+        raise RunnerError(f"python interpreter {python!r} not found or not executable")
+    return os.path.abspath(found)
+
+
+def container_argv(command: str, mounts: dict[str, Path], python: str | None = None) -> list[str]:
     """shlex-split the command (as docker-py does) and map container paths onto host folders.
 
     mounts maps container paths (``/app/program``...) to folders; the longest prefix wins. ``python3`` and
-    ``python`` become this interpreter, standing in for the image's."""
+    ``python`` become the interpreter python (default: this one), standing in for the image's."""
     argv = shlex.split(command)
     if argv and argv[0] in ("python3", "python"):
-        argv[0] = sys.executable
+        argv[0] = python or sys.executable
     ordered = sorted(mounts.items(), key=lambda item: -len(item[0]))
     mapped = []
     for arg in argv:
@@ -197,12 +207,13 @@ def container_argv(command: str, mounts: dict[str, Path]) -> list[str]:
     return mapped
 
 
-def _run_container(command: str, mounts: dict[str, Path], cwd: Path, timeout: float, log_prefix: Path) -> tuple[int | None, float, str]:
+def _run_container(command: str, mounts: dict[str, Path], cwd: Path, timeout: float, log_prefix: Path,
+                   python: str | None = None) -> tuple[int | None, float, str]:
     """Run one 'container': returns (exit code or None on time-out, elapsed seconds, stderr text)."""
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
     env["PYTHONUNBUFFERED"] = "1"
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    argv = container_argv(command, mounts)
+    argv = container_argv(command, mounts, python)
     started = time.perf_counter()
     with open(f"{log_prefix}_stdout.txt", "wb") as out, open(f"{log_prefix}_stderr.txt", "wb") as err:
         try:
@@ -218,9 +229,11 @@ def _run_container(command: str, mounts: dict[str, Path], cwd: Path, timeout: fl
 
 def run(task_name: str, submission: Path, out_dir: Path, root: Path | None = None,
         time_limit: float | None = None, max_submission_bytes: int = sandbox.MAX_ARCHIVE_BYTES,
-        quiet: bool = False) -> RunResult:
-    """Run the prediction and scoring steps for one submission; return the outcome and scores."""
+        quiet: bool = False, python: str | None = None) -> RunResult:
+    """Run the prediction and scoring steps for one submission; return the outcome and scores. python is
+    the interpreter that ``python3``/``python`` in the metadata commands run (default: this one)."""
     root = Path(root) if root else bundle.project_root()
+    python = interpreter(python) if python else None
     layout = find_layout(root, task_name)
     limit = float(time_limit if time_limit is not None else layout.time_limit)
     run_dir = Path(out_dir).resolve()
@@ -251,7 +264,8 @@ def run(task_name: str, submission: Path, out_dir: Path, root: Path | None = Non
         mounts = {"/app/program": submission_dir, "/app/output": output, "/app/shared": step / "shared"}
         if layout.input_data:
             mounts["/app/input_data"] = step / "input_data"
-        code, elapsed, _ = _run_container(submission_command, mounts, submission_dir, limit, logs / "prediction")
+        code, elapsed, _ = _run_container(submission_command, mounts, submission_dir, limit, logs / "prediction",
+                                        python)
         metadata.update(exitCode=code, elapsedTime=elapsed)
     if layout.ingestion_program is not None:
         materialise(bundle.program_zip(layout.ingestion_program), step / "program")
@@ -263,7 +277,7 @@ def run(task_name: str, submission: Path, out_dir: Path, root: Path | None = Non
         say(f"[prediction] ingestion program: {command}")
         mounts = {"/app/program": step / "program", "/app/ingested_program": submission_dir,
                   "/app/input_data": step / "input_data", "/app/output": output, "/app/shared": step / "shared"}
-        code, elapsed, stderr = _run_container(command, mounts, step / "program", limit, logs / "ingestion")
+        code, elapsed, stderr = _run_container(command, mounts, step / "program", limit, logs / "ingestion", python)
         metadata.update(ingestionExitCode=code, ingestionElapsedTime=elapsed)
         if code is None:
             return RunResult(task_name, Path(submission).name, run_dir, None, {},
@@ -282,7 +296,8 @@ def run(task_name: str, submission: Path, out_dir: Path, root: Path | None = Non
     if not command:
         raise RunnerError(f"{layout.scoring_program.name} has no metadata.yaml command")
     say(f"[scoring] {command}")
-    code, elapsed, stderr = _run_container(command, {"/app": step}, step / "program", limit, logs / "scoring")
+    code, elapsed, stderr = _run_container(command, {"/app": step}, step / "program", limit, logs / "scoring",
+                                           python)
     scores, violations = check_outputs(step / "output", code, layout)
     return RunResult(task_name, Path(submission).name, run_dir, code, scores, violations,
                      time.perf_counter() - started, error=stderr if code != 0 else "")

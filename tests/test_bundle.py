@@ -4,6 +4,7 @@ answers reach."""
 
 from __future__ import annotations
 
+import sys
 import zipfile
 from pathlib import Path
 
@@ -11,12 +12,13 @@ import pytest
 import yaml
 
 from conftest import REPO_ROOT
-from codascore import bundle, bundle_data, checker, sandbox
+from codascore import bundle, bundle_data, checker, sandbox, wheels
 from codascore.cli import main as cli_main
 from codascore.registry import GENERATION_MODULES, all_tasks, get_task
 
 NAMES = sorted(bundle.competition_files(REPO_ROOT))
-#: The tests' private seed. Public, as the demo's seeds are; an organiser's comes from bundle.seed.
+#: The tests' private seed. Public, as the demo's seeds are; an organiser's comes from bundle.seed. The
+#: Makefile's test-image uses the same one, so both share one generation of the bundle data.
 TEST_SEED = 271828182845904523536028747135266249775
 
 
@@ -69,6 +71,44 @@ def test_zip_layout_follows_the_yaml(built, data_root, name):
             expected = {f"{task['reference_data'].rstrip('/')}/{n}" for n, _ in bundle.folder_entries(reference)}
             assert expected <= set(names)
             assert f"{task['reference_data'].rstrip('/')}/{bundle_data.PROVENANCE_FILE}" in names
+    # Each program folder carries exactly the pinned packages its tasks need (wheels.lock), without tests.
+    vendored = {n for n, _ in wheels.vendored_files(
+        [Path(t["reference_data"]).name for t in competition["tasks"]], bundle.WHEELS_LOCK, bundle.WHEELS_CACHE)}
+    for folder in {task[key].rstrip("/") for task in competition["tasks"] for key in bundle.PROGRAM_KEYS}:
+        assert {n[len(folder) + 1:] for n in names if n.startswith(f"{folder}/vendor/")} == vendored
+
+
+#: Top-level modules of the stock image's packages (and their dependencies) that a program folder, first on
+#: sys.path, must not shadow.
+IMAGE_MODULES = {"numpy", "scipy", "sklearn", "pandas", "yaml", "matplotlib", "numba", "llvmlite", "psutil",
+                 "joblib", "threadpoolctl", "dateutil", "pytz", "tzdata", "PIL", "contourpy", "cycler",
+                 "fontTools", "kiwisolver", "packaging", "pyparsing", "six", "cloudpickle", "pip"}
+
+
+def importable_names(names: list[str], folder: str) -> set[str]:
+    """Top-level module names that entries below folder/ make importable."""
+    tops = {n[len(folder) + 1:].split("/")[0] for n in names if n.startswith(folder + "/")}
+    return {t.removesuffix(".py") for t in tops if "." not in t.removesuffix(".py")}
+
+
+def test_the_suite_program_folders_hold_sympy_mpmath_and_h5py_without_tests_and_shadow_nothing(built):
+    with zipfile.ZipFile(built["suite"]) as archive:
+        names = archive.namelist()
+    for folder in ("scoring_program", "ingestion_program"):
+        vendor = f"{folder}/vendor"
+        for package, version in (("sympy", "1.10.1"), ("mpmath", "1.3.0"), ("h5py", "3.12.1")):
+            assert f"{vendor}/{package}/__init__.py" in names
+            assert f"{vendor}/{package}-{version}.dist-info/METADATA" in names
+            assert f"{vendor}/{package}-{version}.dist-info/LICENSE" in names
+            assert not [n for n in names if n.startswith(f"{vendor}/{package}") and "/tests/" in n]
+        assert f"{vendor}/sympy/core/basic.py" in names and f"{vendor}/h5py/_hl/files.py" in names
+        assert any(n.startswith(f"{vendor}/h5py.libs/libhdf5") for n in names)
+        assert not [n for n in names if n.startswith(vendor) and n.endswith("/RECORD")]
+        # First on sys.path, neither folder may hide a standard or an image module.
+        program, vendored = importable_names(names, folder), importable_names(names, vendor)
+        assert program == {"codascore", "vendor", "score" if folder == "scoring_program" else "ingest"}
+        assert vendored == {"sympy", "mpmath", "h5py", "isympy"}
+        assert not (program | vendored) & (set(sys.stdlib_module_names) | IMAGE_MODULES)
 
 
 @pytest.mark.parametrize("name", NAMES)

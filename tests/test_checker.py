@@ -179,7 +179,7 @@ YAML_CASES = [
      "An image for this competition could not be found in the yaml"),
     ("non-image logo", None, {"logo.png": "not a picture"}, 3, "image", "is not a PNG or JPEG image"),
     ("wrong docker_image", _set("docker_image", "codalab/codalab-legacy:py37"), None, 4, "docker_image",
-     "is not the accepted image"),
+     "is not the expected image 'codalab/codalab-legacy:py312'"),
     ("no docker_image", _set("docker_image", DELETE), None, 4, "docker_image",
      "missing: Codabench then uses codalab/codalab-legacy:py37"),
     ("duplicate task index", lambda d: d["tasks"].append({**d["tasks"][0], "name": "Again"}), None, 6,
@@ -467,6 +467,17 @@ def test_cli_check_exits_1_listing_every_violation_and_0_with_a_summary(tmp_path
     out = capsys.readouterr().out
     assert "ERROR [rule 2] version:" in out and "ERROR [rule 17] leaderboards[0].columns[1].key:" in out
     assert "FAILED" in out
+
+
+def test_check_image_accepts_an_organisers_own_image_and_then_refuses_the_stock_one(tmp_path, capsys):
+    own = write_bundle(tmp_path / "own", {**valid_yaml(), "docker_image": "example/scorer:1.0"})
+    stock = write_bundle(tmp_path / "stock", valid_yaml())
+    assert bundle.DOCKER_IMAGE == "codalab/codalab-legacy:py312"
+    assert cli_main(["check", str(stock)]) == 0
+    assert cli_main(["check", str(own)]) == 1
+    assert "'example/scorer:1.0' is not the expected image 'codalab/codalab-legacy:py312'" in capsys.readouterr().out
+    assert cli_main(["check", "--image", "example/scorer:1.0", str(own)]) == 0
+    assert cli_main(["check", "--image", "example/scorer:1.0", str(stock)]) == 1
 
 
 def test_every_rule_has_a_text():

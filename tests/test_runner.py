@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import stat
+import sys
 import zipfile
 from pathlib import Path
 
@@ -127,6 +128,42 @@ def test_command_is_split_with_shlex_and_run_without_a_shell(project_root, tmp_p
     assert probe["argv"] == ["$HOME", "&&", "touch", str(output / "pwned"), ";", "echo", "`id`"]
     assert Path(probe["cwd"]) == result.run_dir / "scoring" / "program"
     assert not (output / "pwned").exists()
+
+
+def wrapper_interpreter(folder: Path) -> tuple[Path, Path]:
+    """An executable standing in for another interpreter: it records each call, then runs this Python."""
+    log = folder / "calls.txt"
+    wrapper = folder / "other-python"
+    wrapper.write_text(f'#!/bin/sh\necho "$0 $@" >> "{log}"\nexec "{sys.executable}" "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper, log
+
+
+def test_run_python_maps_python3_onto_the_given_interpreter(project_root, tmp_path):
+    root = fake_root(project_root, tmp_path, "python3 /app/program/probe.py /app/output", PROBE)
+    wrapper, log = wrapper_interpreter(tmp_path)
+    result = runner.run(TASK, sample(project_root, "calibrated"), tmp_path / "run", root=root, quiet=True,
+                        python=str(wrapper))
+    assert result.exit_code == 0 and result.scores == {"score": 1.0}, result.error
+    program = result.run_dir / "scoring" / "program"
+    assert log.read_text().splitlines() == [f"{wrapper} {program / 'probe.py'} {result.run_dir / 'scoring' / 'output'}"]
+    # Without it, this interpreter runs the command and the wrapper is not called again.
+    assert runner.run(TASK, sample(project_root, "calibrated"), tmp_path / "again", root=root,
+                      quiet=True).exit_code == 0
+    assert len(log.read_text().splitlines()) == 1
+
+
+def test_cli_run_python_uses_the_interpreter_or_names_a_missing_one(project_root, tmp_path, capsys, monkeypatch):
+    from codascore.cli import main as cli_main
+
+    wrapper, log = wrapper_interpreter(tmp_path)
+    monkeypatch.chdir(tmp_path)  # a relative --python is found from here, though the step runs elsewhere
+    assert cli_main(["run", TASK, str(sample(project_root, "calibrated")), "--root", str(project_root),
+                     "--out", str(tmp_path / "run"), "--python", "./other-python"]) == 0
+    assert "score.py" in log.read_text()
+    assert cli_main(["run", TASK, str(sample(project_root, "calibrated")), "--root", str(project_root),
+                     "--out", str(tmp_path / "run"), "--python", "no-such-python3.12"]) == 2
+    assert "python interpreter 'no-such-python3.12' not found" in capsys.readouterr().err
 
 
 def test_contract_check_reports_missing_and_non_finite_keys(project_root, tmp_path):
