@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.stats
+from common import median_time, print_table
 
 from codascore.ariel import TASKS
 from codascore.ariel.forward import BuiltinForwardModel
 from codascore.ariel.io import Posteriors, planet_name
-from codascore.ariel.task import ArielReference, ArielSubmission
 from codascore.ariel.metrics import PRIOR_BOUNDS, normalise, posterior_target_scores_batch, systematic_indices
-from common import median_time, print_table
+from codascore.ariel.task import ArielReference, ArielSubmission
 
 N_PLANETS = 1000
 M = 5000

@@ -37,6 +37,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import median_time  # noqa: E402
 
+from codascore.errors import ParticipantCodeError, TimeLimitExceeded, WidthExceeded
+
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = Path(os.environ.get("CODASCORE_SHARED", REPO.parent / "shared")) / "uai2014"
 DEFAULT_QUERY_LIMIT = 60.0  # seconds for pgmpy's default query (a contraction path can need minutes)
@@ -94,7 +96,7 @@ def pgmpy_times(model, evidence, pr_order, mar_order, sample=12):
     the full joint), timed on ``sample`` variables and scaled to all of them."""
     from pgmpy.inference import VariableElimination
 
-    from codascore.sandbox import ParticipantCodeError, TimeLimitExceeded, call_with_time_limit
+    from codascore.sandbox import call_with_time_limit
 
     net, ev = pgmpy_model(model, evidence)
     infer = VariableElimination(net)
@@ -168,7 +170,7 @@ def main() -> None:
         ev = formats.read_evidence(CORPUS / folder / f"{name}.uai.evid", m)
         try:
             width = engine.induced_width(m, ev, max_width=20)
-        except engine.WidthExceeded:
+        except WidthExceeded:
             continue
         pr = best_time(lambda: engine.log10_partition(m, ev), repeat=5)
         mar = best_time(lambda: engine.marginals(m, ev))

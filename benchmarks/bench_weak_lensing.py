@@ -4,27 +4,26 @@ alone, and the simulator's maps per second."""
 
 from __future__ import annotations
 
+import json
+import resource
 import shutil
+import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-import json
-import resource
-import statistics
-import subprocess
-
 import numpy as np
 import yaml
+from common import median_process_time, median_time, print_table
 
-from codascore import bundle, registry
+from codascore import bundle, competition, registry
 from codascore.runner import materialise
 from codascore.weak_lensing import metrics, simulator
 from codascore.weak_lensing.generate import draw_labels
 from codascore.weak_lensing.phase1 import read_result
-from common import median_process_time, median_time, print_table
 
-ROOT = bundle.project_root()
+ROOT = competition.project_root()
 TASK = "weak_lensing.phase1"
 
 

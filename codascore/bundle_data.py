@@ -27,7 +27,11 @@ import yaml
 
 import codascore
 
-from .bundle import DATA_FOLDERS, LIBRARY_DIR, BundleError, competition_files, folder_entries, referenced_paths
+from .bundle import LIBRARY_DIR
+from .competition import DATA_FOLDERS, competition_files, referenced_paths
+from .errors import BundleError, ReferenceDataError
+from .registry import get_task
+from .zips import folder_entries
 
 SEED_ENV = "CODASCORE_BUNDLE_SEED"
 SEED_FILE = "bundle.seed"
@@ -125,9 +129,6 @@ def generate(root: Path, seed: int, tasks: Iterable[str], progress: Callable[[st
     """Generate, from the private seed, each task's data that the cache does not hold yet; return the data
     root (holding reference_data/, input_data/ and sample_submissions/). Tasks not in this build are
     skipped (the bundle builder leaves their folders out with a warning)."""
-    from .registry import get_task
-    from .task import ReferenceDataError
-
     target = data_root(root, seed)
     stamps = target / _STAMPS
     available = []

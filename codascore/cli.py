@@ -1,14 +1,25 @@
-"""Command line: ``codascore`` / ``python -m codascore``. The Makefile only calls these."""
+"""Command line: ``codascore <verb> [TASK] ...`` (or ``python -m codascore``).
+
+One grammar: a verb, then the task it concerns when it concerns one, then its files; a family's own verbs
+live under the family's name (``codascore uai update-best``). ``--root`` is the project folder, the current
+folder unless given. A command raises; :func:`main` prints one ``error: ...`` line and exits 2 for a usage
+error, 1 for anything else wrong in the input (``--debug`` shows the traceback instead).
+"""
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 from . import __version__
+from .errors import CodascoreError, UsageError
 from .registry import FAMILIES
+
+ROOT_HELP = "project folder holding competition.yaml, the programs and the data (default: the current folder)"
 
 
 def cmd_score(args) -> int:
@@ -24,15 +35,17 @@ def cmd_ingest(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from .runner import RunnerError, format_run, run
+    from .errors import RunnerError
+    from .runner import format_run, interpreter, run
 
     out = Path(args.out or Path("runs") / args.task / Path(args.submission).stem)
-    try:
-        result = run(args.task, Path(args.submission), out, root=args.root and Path(args.root),
-                     time_limit=args.time_limit, python=args.python)
-    except RunnerError as exc:
-        print(f"ERROR: {exc}", file=sys.stderr)
-        return 2
+    if args.python:
+        try:
+            args.python = interpreter(args.python)
+        except RunnerError as exc:
+            raise UsageError(f"--python: {exc}") from None
+    result = run(args.task, Path(args.submission), out, root=Path(args.root), time_limit=args.time_limit,
+                 python=args.python)
     print(format_run(result))
     if result.scored:
         print(f"report: {result.run_dir / 'scoring' / 'output' / 'detailed_results.html'}")
@@ -40,55 +53,75 @@ def cmd_run(args) -> int:
 
 
 def cmd_reference(args) -> int:
-    """Generate every named task's demo data, or, as ``reference TASK SOURCE OUT``, build a task's
-    reference data from an organiser's own instances (families whose cli offers ``reference``)."""
-    from .registry import FAMILIES, all_tasks, get_task
+    """``reference [TASK ...]``: every named task's demo data (all tasks if none) below --root; or
+    ``reference TASK SOURCE OUT``: the task's reference data built from an organiser's own files in SOURCE
+    (Task.build_reference), written to OUT."""
+    from .registry import all_tasks, get_task
 
-    if len(args.tasks) == 3 and Path(args.tasks[1]).is_dir() and not Path(args.tasks[2]).is_file():
-        family = args.tasks[0].split(".", 1)[0]
-        family_cli = importlib.import_module(f"{FAMILIES[family]}.cli") if family in FAMILIES else None
-        if family_cli is not None and hasattr(family_cli, "cmd_reference"):
-            return family_cli.cmd_reference(argparse.Namespace(
-                task=args.tasks[0], models_dir=args.tasks[1], out=args.tasks[2], max_table_size=None))
-    names = args.tasks or list(all_tasks())
-    for name in names:
+    known = all_tasks()
+    if len(args.tasks) == 3 and args.tasks[1] not in known and args.tasks[2] not in known:
+        task = get_task(args.tasks[0])
+        config = task.load_config(parameters(args.set))
+        out = Path(args.tasks[2])
+        if out.exists() and (not out.is_dir() or any(out.iterdir())):
+            raise UsageError(f"{out} already exists; name a new folder for the reference data")
+        # Built aside and moved into place whole: a wrong input leaves nothing behind.
+        out.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+        try:
+            task.build_reference(Path(args.tasks[1]), staging, config, progress=print)
+            if out.exists():
+                out.rmdir()
+            staging.rename(out)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return 0
+    for name in args.tasks or list(known):
         task = get_task(name)
-        task.generate(Path(args.root), dict(task.defaults), progress=print)
+        task.generate(Path(args.root), task.load_config(parameters(args.set)), progress=print)
     return 0
+
+
+def parameters(assignments: list[str] | None) -> dict:
+    """task.yaml parameters given as KEY=VALUE on the command line, each value read as YAML."""
+    import yaml
+
+    values = {}
+    for item in assignments or []:
+        key, sep, text = item.partition("=")
+        if not sep or not key:
+            raise UsageError(f"--set {item!r}: write KEY=VALUE, e.g. --set max_table_size=1000000")
+        try:
+            values[key] = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise UsageError(f"--set {item!r}: the value is not YAML ({exc})") from None
+    return values
 
 
 def cmd_demo(args) -> int:
     from .demo import run_demo
 
-    return run_demo(Path(args.out), root=Path(args.root) if args.root else None, tasks=args.tasks)
+    return run_demo(Path(args.out), root=Path(args.root), tasks=args.tasks)
 
 
 def cmd_bundle(args) -> int:
     from . import bundle, wheels
-    from .bundle import BundleError, build_bundle, competition_files
+    from .bundle import build_bundle
     from .bundle_data import competition_tasks, generate, private_seed
     from .checker import check_bundle, format_report
+    from .competition import competition_files
 
-    root = Path(args.root or ".")
+    root = Path(args.root)
     names = args.names or list(competition_files(root))
     say = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
-    try:
-        tasks = competition_tasks(root, names)
-        # The wheels first: a wheel that cannot be had stops the build before minutes of data generation.
-        wheels.vendored_files(tasks, bundle.WHEELS_LOCK, bundle.WHEELS_CACHE, progress=say)
-        seed = private_seed(root, Path(args.seed_file) if args.seed_file else None, say=say)
-        data_root = generate(root, seed, tasks, progress=say)
-    except (BundleError, wheels.WheelError) as exc:
-        print(f"ERROR: {exc}", file=sys.stderr)
-        return 1
+    tasks = competition_tasks(root, names)
+    # The wheels first: a wheel that cannot be had stops the build before minutes of data generation.
+    wheels.vendored_files(tasks, bundle.WHEELS_LOCK, bundle.WHEELS_CACHE, progress=say)
+    seed = private_seed(root, Path(args.seed_file) if args.seed_file else None, say=say)
+    data_root = generate(root, seed, tasks, progress=say)
     failed = False
     for name in names:
-        try:
-            target = build_bundle(name, root=root, out_dir=Path(args.out), warn=say, data_root=data_root)
-        except BundleError as exc:
-            print(f"ERROR: {exc}", file=sys.stderr)
-            failed = True
-            continue
+        target = build_bundle(name, root=root, out_dir=Path(args.out), warn=say, data_root=data_root)
         print(f"built {target} ({target.stat().st_size} bytes)")
         if args.check:
             report = check_bundle(target)
@@ -104,8 +137,7 @@ def cmd_check(args) -> int:
         print("\n".join(f"{number:>2}. {text}" for number, text in RULES.items()))
         return 0
     if not args.bundles:
-        print("ERROR: name at least one bundle (zip, folder or competition YAML)", file=sys.stderr)
-        return 2
+        raise UsageError("name at least one bundle (zip, folder or competition YAML)")
     failed = False
     for path in args.bundles:
         runs = Path(args.runs) / Path(path).stem if args.runs else None
@@ -136,29 +168,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("task", help="task name, e.g. weak_lensing.phase1")
     p.add_argument("submission", help="submission zip or folder")
     p.add_argument("--out", help="run folder (default runs/TASK/SUBMISSION)")
-    p.add_argument("--root", help="bundle source folder (default: this project)")
+    p.add_argument("--root", default=".", help=ROOT_HELP)
     p.add_argument("--time-limit", type=float, help="seconds per step (default: the phase's limit)")
     p.add_argument("--python", metavar="PATH",
                    help="interpreter that runs python3/python in the metadata commands, e.g. a Python 3.12 "
                         "environment like the image's (default: the one running codascore)")
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("reference", help="generate reference data and sample submissions (all tasks if none); "
-                                         "or TASK SOURCE_DIR OUT: reference data from your own instances")
-    p.add_argument("tasks", nargs="*", help="task names, or TASK SOURCE_DIR OUT")
-    p.add_argument("--root", default=".", help="folder receiving reference_data/, input_data/, sample_submissions/")
+    p = sub.add_parser("reference", help="generate the demo's reference data and sample submissions (all tasks "
+                                         "if none), or TASK SOURCE OUT: a task's reference data from your own "
+                                         "files (docs/hosting.md)")
+    p.add_argument("tasks", nargs="*", metavar="TASK [SOURCE OUT]",
+                   help="task names, e.g. uai.pr; or one task, the folder of your own files and the reference "
+                        "folder to write")
+    p.add_argument("--root", default=".", help=ROOT_HELP + "; receives reference_data/, input_data/ and "
+                                                        "sample_submissions/")
+    p.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="a task.yaml parameter for the data made (repeatable), e.g. --set max_table_size=1000000")
     p.set_defaults(func=cmd_reference)
 
     p = sub.add_parser("demo", help="score every sample submission through the local runner")
     p.add_argument("--out", default="demo", help="folder for the runs, reports and index.html")
-    p.add_argument("--root", help="bundle source folder (default: this project)")
+    p.add_argument("--root", default=".", help=ROOT_HELP)
     p.add_argument("--tasks", nargs="*", help="only these tasks")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("bundle", help="build dist/NAME.zip for the suite and/or families (all if none)")
     p.add_argument("names", nargs="*", metavar="NAME", help="suite, or a family (competitions/NAME.yaml)")
     p.add_argument("--out", default="dist", help="output folder (default dist)")
-    p.add_argument("--root", help="project folder holding competition.yaml (default: the current folder)")
+    p.add_argument("--root", default=".", help=ROOT_HELP)
     p.add_argument("--check", action="store_true", help="check each bundle after building it")
     p.add_argument("--seed-file", help="the private seed's file (default ROOT/bundle.seed; drawn and written "
                                        "there when absent); $CODASCORE_BUNDLE_SEED takes precedence")
@@ -189,5 +227,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    return int(args.func(args) or 0)
+    parser = build_parser()
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except (CodascoreError, OSError) as exc:
+        if args.debug:
+            raise
+        print(f"error: {exc}", file=sys.stderr)
+        return 2 if isinstance(exc, UsageError) else 1

@@ -16,7 +16,6 @@ submissions. Spec: shared/spec/codabench.md, sections 3 and 9.
 
 from __future__ import annotations
 
-import fnmatch
 import json
 import math
 import os
@@ -31,12 +30,14 @@ from typing import Any
 import yaml
 
 from . import __version__
-from .task import ReferenceDataError, Result, SubmissionError, Task
+from .competition import read_task_config
+from .errors import ReferenceDataError, SubmissionError
+from .report import render_page
+from .sandbox import locate_submission
+from .task import Result, Section, Task, log
 
 EXIT_OK, EXIT_INVALID_SUBMISSION, EXIT_ORGANISER_ERROR, EXIT_INTERNAL_ERROR = 0, 1, 2, 3
 
-#: Files the worker itself puts into res/ (never part of a submission).
-WORKER_FILES = frozenset({"metadata"})
 #: Written by the ingestion program when participant code failed; the scorer reports it.
 INGESTION_ERROR_FILE = "ingestion_error.txt"
 #: Codabench stores scores as Decimal(20, 10): every stored value has |v| < 1e10 ...
@@ -48,10 +49,6 @@ VENDOR_DIR = "vendor"
 #: The interpreter its wheels are built for: the stock image's CPython 3.12 on Linux x86_64.
 VENDOR_PYTHON = (3, 12)
 VENDOR_PLATFORM = "linux-x86_64"
-
-
-def log(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def use_vendored_packages(program_dir: str) -> str:
@@ -82,54 +79,6 @@ def use_vendored_packages(program_dir: str) -> str:
         return "first"
     sys.path.append(folder)
     return "last"
-
-
-# --------------------------------------------------------------------------- task configuration
-
-def read_task_config(folder: Path, what: str) -> tuple[Task, dict]:
-    """Read ``folder/task.yaml`` (``task: <name>`` plus parameters) and return the task and its config.
-
-    Raises ReferenceDataError: an organiser's error, whatever is wrong."""
-    from .registry import get_task
-
-    path = Path(folder) / "task.yaml"
-    if not path.is_file():
-        raise ReferenceDataError(f"{what} has no task.yaml ({path.name} missing in {folder.name}/)")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (yaml.YAMLError, UnicodeDecodeError) as exc:
-        raise ReferenceDataError(f"{what}/task.yaml is not valid YAML: {exc}") from exc
-    if not isinstance(raw, dict) or "task" not in raw:
-        raise ReferenceDataError(f"{what}/task.yaml must be a mapping with a 'task' key")
-    task = get_task(raw["task"])
-    return task, task.load_config(raw)
-
-
-# --------------------------------------------------------------------------- submission root
-
-def _matches(folder: Path, patterns: tuple[str, ...]) -> bool:
-    names = [p.name for p in folder.iterdir()]
-    return any(fnmatch.filter(names, pattern) for pattern in patterns)
-
-
-def locate_submission(res_dir: Path, result_files: tuple[str, ...]) -> tuple[Path, list[str]]:
-    """The folder holding the result files: res/ itself, or its single subfolder when the participant
-    zipped a wrapper folder (descend once, with a warning). Anything else is a SubmissionError."""
-    res_dir = Path(res_dir)
-    if not res_dir.is_dir():
-        raise SubmissionError("the submission folder res/ is missing")
-    if not result_files or _matches(res_dir, result_files):
-        return res_dir, []
-    entries = [p for p in res_dir.iterdir() if p.name not in WORKER_FILES and not p.name.startswith(".")]
-    folders = [p for p in entries if p.is_dir()]
-    if len(entries) == 1 and len(folders) == 1 and _matches(folders[0], result_files):
-        warning = (f"the submission zip holds a wrapper folder '{folders[0].name}/'; it was used, but zip "
-                   f"the files themselves (not their folder) next time")
-        return folders[0], [warning]
-    expected = ", ".join(result_files)
-    found = ", ".join(sorted(p.name + ("/" if p.is_dir() else "") for p in entries)) or "nothing"
-    raise SubmissionError(f"no result file found: expected {expected} at the root of the submission zip, "
-                          f"found {found}. Zip the files themselves, not a folder holding them.")
 
 
 def read_worker_metadata(res_dir: Path) -> dict:
@@ -291,8 +240,6 @@ def score_main(argv: list[str]) -> int:
 
 
 def _fail_submission(task: Task, exc: SubmissionError, warnings: list[str], output_dir: Path) -> int:
-    from .report import render_page
-
     more = exc.total - len(exc.problems)
     problems = exc.problems + ([f"... and {more} more problems"] if more > 0 else [])
     for problem in problems:
@@ -324,9 +271,6 @@ def _write_details(output_dir: Path, task: Task, scores: dict, warnings: list[st
 def _write_page(output_dir: Path, task: Task, scores: dict, warnings: list[str], result: Result,
                 reference: Any, submission: Any, config: dict) -> None:
     """Write detailed_results.html; a failure here is logged and never changes scores or exit code."""
-    from .report import render_page
-    from .task import Section
-
     try:
         sections = task.report(result, reference, submission, config)
     except Exception:

@@ -1,7 +1,7 @@
 """``codascore demo``: every task's sample submissions through the local runner, one table, one index.
 
-Samples whose name starts with ``invalid`` or ``broken`` are expected to fail (exit 1, no scores.json);
-the demo fails when any sample does not behave as expected.
+Samples their task expects to fail (``Task.expected_to_fail``: names starting with ``invalid`` or ``broken``)
+must exit 1 without scores.json; the demo fails when any sample does not behave as expected.
 """
 
 from __future__ import annotations
@@ -11,20 +11,14 @@ import os
 import sys
 from pathlib import Path
 
-from . import bundle
-from .registry import all_tasks
+from .competition import project_root
+from .registry import all_tasks, get_task
 from .runner import RunResult, format_run, run
-
-EXPECTED_TO_FAIL = ("invalid", "broken")
-
-
-def expected_to_fail(sample_name: str) -> bool:
-    return sample_name.startswith(EXPECTED_TO_FAIL)
 
 
 def outcome(result: RunResult) -> tuple[str, bool]:
     """(status text, as expected?)"""
-    should_fail = expected_to_fail(result.submission)
+    should_fail = get_task(result.task).expected_to_fail(result.submission)
     if result.violations and result.exit_code == 0:
         return "CONTRACT VIOLATION", False
     if result.scored:
@@ -35,7 +29,7 @@ def outcome(result: RunResult) -> tuple[str, bool]:
 
 
 def run_demo(out: Path, root: Path | None = None, tasks: list[str] | None = None) -> int:
-    root = root or bundle.project_root()
+    root = root or project_root()
     names = tasks or list(all_tasks())
     results: list[RunResult] = []
     for name in names:

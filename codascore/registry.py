@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import importlib
 
-from .task import ReferenceDataError, Task
+from .errors import ReferenceDataError
+from .task import Task
 
 #: family name -> module exposing TASKS (a dict name -> Task instance)
 FAMILIES = {

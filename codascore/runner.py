@@ -29,8 +29,11 @@ from pathlib import Path
 
 import yaml
 
-from . import bundle, sandbox
+from . import bundle, sandbox, zips
 from .codabench import MAX_ABS_SCORE
+from .competition import bundle_path, project_root, read_competition, task_yaml_name
+from .errors import RunnerError, TimeLimitExceeded, UnsafeArchiveError
+from .registry import get_task
 
 DEFAULT_TIME_LIMIT = 600.0
 
@@ -64,17 +67,11 @@ class RunResult:
         return self.exit_code == 0 and not self.violations
 
 
-class RunnerError(Exception):
-    """The run could not be set up (missing folders, unsafe submission archive)."""
-
-
 # --------------------------------------------------------------------------- layout
 
 def find_layout(root: Path, task_name: str) -> TaskLayout:
     """The task's folders below root, by convention, with the phase limit and leaderboard keys from
     root/competition.yaml when that file references the task's reference data."""
-    from .registry import get_task
-
     root = Path(root)
     task = get_task(task_name)
     layout = TaskLayout(task=task_name, scoring_program=root / "scoring_program",
@@ -97,7 +94,7 @@ def _apply_competition_yaml(path: Path, layout: TaskLayout) -> None:
     if not path.is_file():
         return
     root = path.parent
-    competition = yaml.safe_load(path.read_text()) or {}
+    competition = read_competition(path)
     entries = [t for t in competition.get("tasks") or [] if isinstance(t, dict)
                and _names_task(root, t.get("reference_data"), layout.task)]
     if not entries:
@@ -123,17 +120,10 @@ def _apply_competition_yaml(path: Path, layout: TaskLayout) -> None:
 
 
 def _names_task(root: Path, reference: object, task_name: str) -> bool:
-    """Whether a YAML reference_data path holds the reference data of task_name."""
-    if not isinstance(reference, str):
-        return False
-    folder = root / reference.strip("/")
-    spec = folder / "task.yaml"
-    if spec.is_file():
-        try:
-            return (yaml.safe_load(spec.read_text()) or {}).get("task") == task_name
-        except yaml.YAMLError:
-            return False
-    return folder.name == task_name
+    """Whether a YAML reference_data path holds the reference data of task_name (by its task.yaml, else
+    by the folder's name)."""
+    folder = bundle_path(root, reference)
+    return folder is not None and (task_yaml_name(folder) or folder.name) == task_name
 
 
 # --------------------------------------------------------------------------- worker emulation
@@ -144,7 +134,7 @@ def materialise(zip_data: bytes, dest: Path) -> None:
     tmp = dest.parent / f".{dest.name}.zip"
     tmp.write_bytes(zip_data)
     try:
-        sandbox.safe_extract(tmp, dest)
+        zips.safe_extract(tmp, dest)
     finally:
         tmp.unlink()
 
@@ -156,12 +146,12 @@ def place_submission(submission: Path, dest: Path, max_bytes: int) -> None:
         if not zipfile.is_zipfile(submission):
             raise RunnerError(f"{submission.name} is not a zip file")
         try:
-            sandbox.safe_extract(submission, dest, max_bytes=max_bytes)
-        except (sandbox.UnsafeArchiveError, zipfile.BadZipFile) as exc:
+            zips.safe_extract(submission, dest, max_bytes=max_bytes)
+        except (UnsafeArchiveError, zipfile.BadZipFile) as exc:
             raise RunnerError(f"submission {submission.name} refused: {exc}") from exc
     elif submission.is_dir():
         try:
-            materialise(bundle.folder_zip(submission), dest)
+            materialise(zips.folder_zip(submission), dest)
         except ValueError as exc:
             raise RunnerError(f"submission folder refused: {exc}") from exc
     else:
@@ -218,7 +208,7 @@ def _run_container(command: str, mounts: dict[str, Path], cwd: Path, timeout: fl
     with open(f"{log_prefix}_stdout.txt", "wb") as out, open(f"{log_prefix}_stderr.txt", "wb") as err:
         try:
             code = sandbox.run_command(argv, cwd=cwd, timeout=timeout, env=env, stdout=out, stderr=err)
-        except sandbox.TimeLimitExceeded:
+        except TimeLimitExceeded:
             code = None
     elapsed = time.perf_counter() - started
     stderr = Path(f"{log_prefix}_stderr.txt").read_text(errors="replace")
@@ -228,11 +218,11 @@ def _run_container(command: str, mounts: dict[str, Path], cwd: Path, timeout: fl
 
 
 def run(task_name: str, submission: Path, out_dir: Path, root: Path | None = None,
-        time_limit: float | None = None, max_submission_bytes: int = sandbox.MAX_ARCHIVE_BYTES,
+        time_limit: float | None = None, max_submission_bytes: int = zips.MAX_ARCHIVE_BYTES,
         quiet: bool = False, python: str | None = None) -> RunResult:
     """Run the prediction and scoring steps for one submission; return the outcome and scores. python is
     the interpreter that ``python3``/``python`` in the metadata commands run (default: this one)."""
-    root = Path(root) if root else bundle.project_root()
+    root = Path(root) if root else project_root()
     python = interpreter(python) if python else None
     layout = find_layout(root, task_name)
     limit = float(time_limit if time_limit is not None else layout.time_limit)
@@ -270,7 +260,7 @@ def run(task_name: str, submission: Path, out_dir: Path, root: Path | None = Non
     if layout.ingestion_program is not None:
         materialise(bundle.program_zip(layout.ingestion_program), step / "program")
         if layout.input_data:
-            materialise(bundle.folder_zip(layout.input_data), step / "input_data")
+            materialise(zips.folder_zip(layout.input_data), step / "input_data")
         command = read_command(step / "program")
         if not command:
             raise RunnerError("the ingestion program has no metadata.yaml command")
@@ -288,8 +278,8 @@ def run(task_name: str, submission: Path, out_dir: Path, root: Path | None = Non
     # ---- scoring step
     step = run_dir / "scoring"
     materialise(bundle.program_zip(layout.scoring_program), step / "program")
-    materialise(bundle.folder_zip(layout.reference_data), step / "input" / "ref")
-    materialise(bundle.folder_zip(run_dir / "prediction" / "output"), step / "input" / "res")
+    materialise(zips.folder_zip(layout.reference_data), step / "input" / "ref")
+    materialise(zips.folder_zip(run_dir / "prediction" / "output"), step / "input" / "res")
     (step / "output").mkdir()
     (step / "shared").mkdir()
     command = read_command(step / "program")
@@ -305,8 +295,6 @@ def run(task_name: str, submission: Path, out_dir: Path, root: Path | None = Non
 
 def check_outputs(output: Path, exit_code: int | None, layout: TaskLayout) -> tuple[dict, list[str]]:
     """The Codabench contract on a scoring step's output: returns (scores, violations)."""
-    from .registry import get_task
-
     violations = []
     if (output / "metadata").exists():
         violations.append("the scoring program wrote output/metadata (the worker's file): Codabench fails the run")

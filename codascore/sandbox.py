@@ -1,95 +1,86 @@
-"""Running untrusted things safely: zip extraction, commands and Python calls under a time limit.
+"""Running untrusted things safely: where a participant's files are, their code, and commands under a time
+limit.
 
-Everything a participant controls goes through here: their zip is extracted with no path escaping its
-folder, their code runs in a child process that is killed (with its whole process group) at the limit.
+Everything a participant controls goes through here. Their files are found at the submission's root or in
+its single wrapper folder (locate_submission, find_entry); their code is imported in a child process
+(import_participant_module) that is killed, with its whole process group, at the limit
+(call_with_time_limit); what it returns is unpickled as plain data only.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import io
 import os
 import pickle
 import signal
-import stat
 import subprocess
+import sys
 import traceback
-import zipfile
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Callable, Sequence
 
-#: Default limits for a submission archive (Codabench's own upload limit is in the hundreds of MB).
-MAX_ARCHIVE_BYTES = 2 * 1024**3
-MAX_ARCHIVE_MEMBERS = 100_000
+from .errors import ParticipantCodeError, SubmissionError, TimeLimitExceeded
+
+# --------------------------------------------------------------------------- where a participant's files are
+
+#: Files the worker itself puts into res/ (never part of a submission).
+WORKER_FILES = frozenset({"metadata"})
 
 
-class UnsafeArchiveError(ValueError):
-    """A zip member would escape the destination, is a link or device, or the archive is too large."""
+def _matches(folder: Path, patterns: tuple[str, ...]) -> bool:
+    names = [p.name for p in folder.iterdir()]
+    return any(fnmatch.filter(names, pattern) for pattern in patterns)
 
 
-class TimeLimitExceeded(RuntimeError):
-    """The child was killed at its time limit."""
+def locate_submission(res_dir: Path, result_files: tuple[str, ...]) -> tuple[Path, list[str]]:
+    """The folder holding the result files: res/ itself, or its single subfolder when the participant
+    zipped a wrapper folder (descend once, with a warning). Anything else is a SubmissionError."""
+    res_dir = Path(res_dir)
+    if not res_dir.is_dir():
+        raise SubmissionError("the submission folder res/ is missing")
+    if not result_files or _matches(res_dir, result_files):
+        return res_dir, []
+    entries = [p for p in res_dir.iterdir() if p.name not in WORKER_FILES and not p.name.startswith(".")]
+    folders = [p for p in entries if p.is_dir()]
+    if len(entries) == 1 and len(folders) == 1 and _matches(folders[0], result_files):
+        warning = (f"the submission zip holds a wrapper folder '{folders[0].name}/'; it was used, but zip "
+                   f"the files themselves (not their folder) next time")
+        return folders[0], [warning]
+    expected = ", ".join(result_files)
+    found = ", ".join(sorted(p.name + ("/" if p.is_dir() else "") for p in entries)) or "nothing"
+    raise SubmissionError(f"no result file found: expected {expected} at the root of the submission zip, "
+                          f"found {found}. Zip the files themselves, not a folder holding them.")
 
 
-class ParticipantCodeError(RuntimeError):
-    """Participant code raised; the message holds its traceback."""
+def find_entry(submission_dir: Path, entry_names: tuple[str, ...]) -> tuple[Path | None, list[str]]:
+    """The code submission's entry file (the first of entry_names that exists) at the submission's root, or
+    in its single wrapper folder (with a warning), and the warnings; (None, []) for a results submission,
+    which holds none of them. Every family decides "is this a code submission" here."""
+    try:
+        root, warnings = locate_submission(submission_dir, entry_names)
+    except SubmissionError:
+        return None, []
+    for name in entry_names:
+        if (root / name).is_file():
+            return root / name, warnings
+    return None, []
 
 
-def check_archive(archive: zipfile.ZipFile, max_bytes: int = MAX_ARCHIVE_BYTES,
-                  max_members: int = MAX_ARCHIVE_MEMBERS) -> list[zipfile.ZipInfo]:
-    """Validate every member of a zip before anything is written; return the members.
+def import_participant_module(entry: Path, module_name: str):
+    """Import the participant's entry file as module_name, in this (child) process: its folder becomes the
+    working directory and comes first on sys.path, so that helper modules beside it import as they would
+    in the participant's own folder. Whatever the import raises is the participant's error."""
+    import importlib.util
 
-    Refused: absolute paths, drive letters, ``..`` components, backslashes used as separators, symbolic
-    links and other non-regular entries (Unix mode in external_attr), more than max_members entries, or a
-    total uncompressed size over max_bytes (zip bombs).
-    """
-    members = archive.infolist()
-    if len(members) > max_members:
-        raise UnsafeArchiveError(f"archive has {len(members)} entries, more than the limit {max_members}")
-    total = 0
-    for info in members:
-        name = info.filename
-        path = PurePosixPath(name)
-        if "\\" in name or name.startswith("/") or (len(name) > 1 and name[1] == ":"):
-            raise UnsafeArchiveError(f"archive entry {name!r} has an absolute or non-POSIX path")
-        if any(part == ".." for part in path.parts):
-            raise UnsafeArchiveError(f"archive entry {name!r} escapes the destination folder ('..')")
-        file_type = stat.S_IFMT(info.external_attr >> 16)  # 0 when the zip tool stored no type
-        if file_type not in (0, stat.S_IFREG, stat.S_IFDIR):
-            kind = "symbolic link" if file_type == stat.S_IFLNK else "special file"
-            raise UnsafeArchiveError(f"archive entry {name!r} is a {kind}; only files and folders are allowed")
-        total += info.file_size
-        if total > max_bytes:
-            raise UnsafeArchiveError(f"archive expands to more than {max_bytes} bytes")
-    return members
-
-
-def safe_extract(zip_path: Path, dest: Path, max_bytes: int = MAX_ARCHIVE_BYTES,
-                 max_members: int = MAX_ARCHIVE_MEMBERS) -> None:
-    """Extract zip_path into dest like Codabench's worker (ZipFile.extractall: no permission bits), after
-    check_archive. The resolved path of every member is verified to stay inside dest."""
-    dest = Path(dest)
-    dest.mkdir(parents=True, exist_ok=True)
-    root = dest.resolve()
-    with zipfile.ZipFile(zip_path) as archive:
-        members = check_archive(archive, max_bytes, max_members)
-        for info in members:
-            target = (root / info.filename).resolve()
-            if target != root and root not in target.parents:
-                raise UnsafeArchiveError(f"archive entry {info.filename!r} escapes the destination folder")
-        written = 0
-        for info in members:
-            target = root / info.filename
-            if info.is_dir():
-                target.mkdir(parents=True, exist_ok=True)
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with archive.open(info) as src, open(target, "wb") as out:
-                # Count real bytes too: file_size in the header can lie.
-                while chunk := src.read(1 << 20):
-                    written += len(chunk)
-                    if written > max_bytes:
-                        raise UnsafeArchiveError(f"archive expands to more than {max_bytes} bytes")
-                    out.write(chunk)
+    folder = str(Path(entry).parent)
+    os.chdir(folder)
+    sys.path.insert(0, folder)
+    spec = importlib.util.spec_from_file_location(module_name, entry)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def run_command(argv: Sequence[str], cwd: Path, timeout: float, env: dict | None = None,

@@ -8,51 +8,17 @@ reads its own inputs, validates them and computes numbers.
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 from typing import Any, Callable
 
-#: At most this many problems are listed for one invalid submission (the rest are counted).
-MAX_PROBLEMS = 20
+from .errors import ReferenceDataError, UsageError
 
 
-class SubmissionError(Exception):
-    """The participant's files are invalid: the scorer exits 1 and writes no scores.json."""
-
-    def __init__(self, problems: str | list[str], total: int | None = None):
-        self.problems = [problems] if isinstance(problems, str) else list(problems)
-        self.total = max(total or 0, len(self.problems))
-        super().__init__("; ".join(self.problems))
-
-
-class ReferenceDataError(Exception):
-    """Reference data or task configuration is broken (an organiser's error): the scorer exits 2."""
-
-
-class Problems:
-    """Collects validation problems so that one run reports all of them (up to MAX_PROBLEMS).
-
-    >>> problems = Problems()
-    >>> problems.add("result.json: means[3][1] is NaN")
-    >>> problems.raise_if_any()
-    Traceback (most recent call last):
-    codascore.task.SubmissionError: result.json: means[3][1] is NaN
-    """
-
-    def __init__(self) -> None:
-        self.messages: list[str] = []
-        self.total = 0
-
-    def add(self, message: str) -> None:
-        self.total += 1
-        if len(self.messages) < MAX_PROBLEMS:
-            self.messages.append(message)
-
-    def __bool__(self) -> bool:
-        return self.total > 0
-
-    def raise_if_any(self) -> None:
-        if self.total:
-            raise SubmissionError(self.messages, total=self.total)
+def log(message: str) -> None:
+    """A line for the step's log (stderr, flushed at once): progress, warnings, errors. Codabench shows it
+    to the participant; scores.json and the page are the only other outputs."""
+    print(message, file=sys.stderr, flush=True)
 
 
 @dataclasses.dataclass
@@ -99,6 +65,8 @@ class Task:
                    better): key -> that value when it is a documented bound (R² <= 1), or None for what
                    the perfect submission (write_perfect_submission) scores. ``codascore check --run``
                    fails a starting-kit sample that reaches one.
+    failing_sample_prefixes: sample submissions whose name starts with one of these must fail (exit 1, no
+                   scores.json); the demo and ``codascore check --run`` hold every task to it.
     """
 
     name: str = ""
@@ -109,6 +77,11 @@ class Task:
     defaults: dict[str, Any] = {}
     answer_samples: tuple[str, ...] = ()
     max_scores: dict[str, float | None] = {}
+    failing_sample_prefixes: tuple[str, ...] = ("invalid", "broken")
+
+    def expected_to_fail(self, sample_name: str) -> bool:
+        """Whether the sample submission called sample_name must be refused (exit 1, no scores.json)."""
+        return sample_name.startswith(self.failing_sample_prefixes)
 
     # ----- scoring -----
     def load_reference(self, ref_dir: Path, config: dict) -> Any:
@@ -131,12 +104,19 @@ class Task:
     def generate(self, root: Path, config: dict, progress: Callable[[str], None] = print,
                  seed: int | None = None) -> None:
         """Write reference_data/<name>/, input_data/<name>/ (if any) and sample_submissions/<name>/<sample>/
-        below root, deterministically. Sample names starting with ``invalid`` or ``broken`` must fail.
+        below root, deterministically. Samples the task expects to fail (expected_to_fail) must fail.
 
         seed: None writes the demo's data from the family's fixed public seeds; an organiser's private
         master seed writes a bundle's data, every random stream derived from it (codascore.seeds). The
         master seed itself goes into no file: codascore.bundle_data records it."""
         raise NotImplementedError
+
+    def build_reference(self, source: Path, out: Path, config: dict,
+                        progress: Callable[[str], None] = print) -> None:
+        """``codascore reference TASK --source DIR --out DIR``: write the task's reference data into out from
+        an organiser's own files in source (the formats docs/hosting.md gives). Raise ReferenceDataError
+        naming the file, field and value when source is wrong, before anything is written."""
+        raise UsageError(f"{self.name}: reference data from your own files is not available for this task")
 
     def write_perfect_submission(self, ref_dir: Path, out_dir: Path, config: dict) -> bool:
         """Write into out_dir the result submission that scores the maximum, made from the reference data in

@@ -23,6 +23,7 @@ from typing import Callable, Iterable
 import yaml
 
 from .codabench import VENDOR_DIR, VENDOR_PYTHON
+from .errors import WheelError
 
 LOCK_NAME = "wheels.lock"
 #: Folders of a wheel that are the package's own test suites, never run on Codabench.
@@ -33,10 +34,6 @@ KEPT_METADATA = re.compile(r"(METADATA|top_level\.txt|(LICEN[CS]E|COPYING|AUTHOR
 DOWNLOAD_TIMEOUT = 120.0
 _WHEEL_NAME = re.compile(r"(?P<name>[^-]+)-(?P<version>[^-]+)(-\d[^-]*)?-(?P<python>[^-]+)-(?P<abi>[^-]+)"
                          r"-(?P<platform>[^-]+)\.whl")
-
-
-class WheelError(Exception):
-    """A pinned wheel cannot be had: not downloadable, not cached, or not the recorded bytes."""
 
 
 @dataclasses.dataclass(frozen=True)

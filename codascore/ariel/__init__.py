@@ -5,8 +5,16 @@ Public API: :func:`posterior_score`, :func:`spectral_score` (official metrics), 
 is read or written.
 """
 
-from .metrics import (PRIOR_BOUNDS, TARGETS, final_score, posterior_exact_score, posterior_score,
-                      posterior_target_scores, posterior_target_scores_batch, spectral_score)
+from .metrics import (
+                      PRIOR_BOUNDS,
+                      TARGETS,
+                      final_score,
+                      posterior_exact_score,
+                      posterior_score,
+                      posterior_target_scores,
+                      posterior_target_scores_batch,
+                      spectral_score,
+)
 from .task import TASKS
 
 __all__ = ["PRIOR_BOUNDS", "TARGETS", "TASKS", "final_score", "posterior_exact_score", "posterior_score",

@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..errors import ReferenceDataError, SubmissionError
+
 
 def cmd_to_npz(args) -> int:
     """Convert an official-layout HDF5 submission to the equivalent NPZ (for scorers without h5py)."""
@@ -17,7 +19,6 @@ def cmd_to_npz(args) -> int:
 
 def cmd_check(args) -> int:
     """Validate a submission file against the expected planet groups, as the scorer does."""
-    from ..task import SubmissionError
     from .io import planet_name, read_posterior_file, validate_posteriors
 
     path = Path(args.file)
@@ -43,7 +44,6 @@ def cmd_taurex_check(args) -> int:
 
     import numpy as np
 
-    from ..task import ReferenceDataError
     from .forward import WAVELENGTH_UM, BuiltinForwardModel, make_forward_model
 
     if bool(args.xsec) != bool(args.cia):

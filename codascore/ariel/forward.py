@@ -29,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import ReferenceDataError
 from .metrics import N_BINS, N_TARGETS
 
 # Ariel spectral grid (instrument facts; FM_utils ``ariel_resolution``): bin centres and widths in um,
@@ -208,14 +209,12 @@ class TaurexForwardModel:
     name = "taurex"
 
     def __init__(self, opacity_path, cia_path):
-        from ..task import ReferenceDataError
 
         try:
             from taurex.binning import FluxBinner
             from taurex.cache import CIACache, OpacityCache
             from taurex.chemistry import ConstantGas, TaurexChemistry
-            from taurex.contributions import (AbsorptionContribution, CIAContribution,
-                                              RayleighContribution)
+            from taurex.contributions import AbsorptionContribution, CIAContribution, RayleighContribution
             from taurex.model import TransmissionModel
             from taurex.planet import Planet
             from taurex.stellar import BlackbodyStar
@@ -297,7 +296,6 @@ class TaurexForwardModel:
 
 
 def _load_or_explain(cache, name: str, key: str, folders: dict, what: str):
-    from ..task import ReferenceDataError
 
     try:
         return cache[name]

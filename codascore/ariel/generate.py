@@ -16,7 +16,7 @@ import yaml
 
 from .. import seeds
 from . import io as ariel_io
-from .forward import MOLECULES, BuiltinForwardModel, WAVELENGTH_UM, WIDTH_UM, opacity_table
+from .forward import MOLECULES, WAVELENGTH_UM, WIDTH_UM, BuiltinForwardModel, opacity_table
 from .metrics import PRIOR_BOUNDS, TARGETS
 from .sampler import ensemble_posteriors
 from .summaries import posterior_spectra, spectral_quartiles

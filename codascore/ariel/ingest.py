@@ -13,24 +13,17 @@ from pathlib import Path
 
 import numpy as np
 
-from ..sandbox import ParticipantCodeError, TimeLimitExceeded, call_with_time_limit
-from ..task import ReferenceDataError, SubmissionError
+from ..errors import ParticipantCodeError, ReferenceDataError, SubmissionError, TimeLimitExceeded
+from ..sandbox import call_with_time_limit, find_entry, import_participant_module
+from ..task import log
 from . import io as ariel_io
 
 ENTRY_FILE = "model.py"
 
 
-def _run_predict(submission_dir: str, spectra, noise, aux):
+def _run_predict(entry: Path, spectra, noise, aux):
     """Child-process body: import the participant's model.py from its folder and call predict."""
-    import importlib.util
-    import os
-    import sys
-
-    os.chdir(submission_dir)
-    sys.path.insert(0, submission_dir)
-    spec = importlib.util.spec_from_file_location("model", os.path.join(submission_dir, ENTRY_FILE))
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = import_participant_module(entry, "model")
     if not hasattr(module, "predict"):
         raise AttributeError(f"{ENTRY_FILE} defines no function predict(spectra, noise, aux)")
     traces, weights = module.predict(spectra, noise, aux)
@@ -41,8 +34,11 @@ def _run_predict(submission_dir: str, spectra, noise, aux):
 def ingest(input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
     import pandas as pd
 
-    if not (submission_dir / ENTRY_FILE).is_file():
+    entry, warnings = find_entry(submission_dir, (ENTRY_FILE,))
+    if entry is None:
         return  # a result submission: the compute worker copies its files itself
+    for warning in warnings:
+        log(f"WARNING: {warning}")
     try:
         with np.load(input_dir / "spectra.npz", allow_pickle=False) as archive:
             spectra, noise = archive["spectra"], archive["noise"]
@@ -50,7 +46,7 @@ def ingest(input_dir: Path, output_dir: Path, submission_dir: Path, config: dict
     except (OSError, KeyError, ValueError) as exc:
         raise ReferenceDataError(f"input data: cannot read spectra.npz / AuxillaryTable.csv ({exc})") from exc
     try:
-        traces, weights = call_with_time_limit(_run_predict, (str(submission_dir.resolve()), spectra, noise, aux),
+        traces, weights = call_with_time_limit(_run_predict, (entry.resolve(), spectra, noise, aux),
                                                timeout=float(config["time_limit"]), label=f"{ENTRY_FILE} predict()")
     except (TimeLimitExceeded, ParticipantCodeError) as exc:
         raise SubmissionError(str(exc)) from exc

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..task import Problems, SubmissionError
+from ..errors import SubmissionError
+from ..validate import Problems
 from .metrics import N_TARGETS, SUM_TOLERANCE
 
 DATASETS = ("tracedata", "weights")

@@ -21,10 +21,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..task import ReferenceDataError, Result, Section, SubmissionError, Task
+from ..errors import ReferenceDataError, SubmissionError
+from ..task import Result, Section, Task
 from . import io as ariel_io
-from .metrics import (TARGETS, final_score, posterior_exact_target_scores,
-                      posterior_target_scores_batch, spectral_score)
+from .metrics import TARGETS, final_score, posterior_exact_target_scores, posterior_target_scores_batch, spectral_score
 from .summaries import median_and_bound, posterior_spectra, spectral_quartiles
 
 GT_STEMS = ("ground_truth.hdf5", "ground_truth.h5", "ground_truth.npz")

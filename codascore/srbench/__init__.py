@@ -6,9 +6,17 @@ rank_methods. sympy and pandas are imported only when used.
 
 from __future__ import annotations
 
-from .expressions import ModelSyntaxError, check_model, parse_model
-from .metrics import (CanonicalModel, canonicalize, complexity, feature_absence_score, simplicity,
-                      simplicity_from_nodes, symbolic_equivalence)
+from ..errors import ModelSyntaxError
+from .expressions import check_model, parse_model
+from .metrics import (
+    CanonicalModel,
+    canonicalize,
+    complexity,
+    feature_absence_score,
+    simplicity,
+    simplicity_from_nodes,
+    symbolic_equivalence,
+)
 from .synthetic import TASK as _SYNTHETIC
 from .tracks import QUALIFICATION as _QUALIFICATION
 from .tracks import REALWORLD as _REALWORLD

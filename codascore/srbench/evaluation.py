@@ -11,8 +11,8 @@ from typing import Sequence
 
 import numpy as np
 
+from ..errors import ModelSyntaxError
 from . import metrics
-from .expressions import ModelSyntaxError
 from .io import PREDICTIONS_FILE
 from .workers import Outcome, Progress, run_jobs
 

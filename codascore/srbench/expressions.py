@@ -19,6 +19,8 @@ import keyword
 import re
 from typing import Iterable
 
+from ..errors import ModelSyntaxError
+
 #: Longest model string accepted (spec §6.2).
 MAX_LENGTH = 10_000
 #: Deepest expression tree accepted (sympy recurses over the tree; 2022 models are far shallower).
@@ -42,10 +44,6 @@ _ALLOWED_CHARS = set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ012345
 _INTEGER = re.compile(r"[0-9]+\Z")
 _FLOAT = re.compile(r"([0-9]+\.[0-9]*|\.[0-9]+|[0-9]+)([eE][+-]?[0-9]+)?\Z")
 _IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
-
-
-class ModelSyntaxError(ValueError):
-    """A model string is not an accepted expression; the message quotes the offending token."""
 
 
 def _functions() -> dict:

@@ -17,7 +17,7 @@ import inspect
 import sys
 from pathlib import Path
 
-from ..task import ReferenceDataError, SubmissionError
+from ..errors import ReferenceDataError, SubmissionError
 from . import io
 from .workers import Progress, run_jobs
 

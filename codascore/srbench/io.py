@@ -8,9 +8,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..readers import read_participant_json
-from ..task import Problems, ReferenceDataError, SubmissionError
-from .expressions import ModelSyntaxError, check_model
+from ..errors import ModelSyntaxError, ReferenceDataError, SubmissionError
+from ..validate import Problems, read_participant_json
+from .expressions import check_model
 
 MODELS_FILE = "models.json"
 #: Written by the ingestion beside models.json: the fitted estimator's test predictions per run.

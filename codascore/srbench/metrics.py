@@ -18,16 +18,13 @@ from typing import Iterable, Sequence
 
 import numpy as np
 
+from ..errors import SimplifyTimeout
 from .expressions import check_feature_names, parse_model
 
 #: Time limit of one sympy.simplify call, in seconds (2022: MAXTIME = 10).
 SIMPLIFY_TIME_LIMIT = 10.0
 #: Floats are rounded to this many decimals after simplification; smaller magnitudes become 0.
 ROUND_DECIMALS = 3
-
-
-class SimplifyTimeout(Exception):
-    """Raised by the alarm inside a time-limited sympy call (an Exception, like 2022's SIGALRM handler)."""
 
 
 #: After the limit, the alarm fires again at this interval until the block has exited: some sympy code
@@ -250,7 +247,6 @@ def compile_model(expr, feature_names: Sequence[str]):
     """A numpy function f(X) -> predictions for a *validated* sympy expression (sympy.lambdify with the
     scipy/numpy printers, float64). Only expressions built by parse_model reach here, never a string."""
     import sympy
-
     from scipy.special import erf
     from sympy.utilities.lambdify import implemented_function
 

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import numpy as np
 
-from ..task import ReferenceDataError, Result, Section, Task
+from ..errors import ReferenceDataError
+from ..task import Result, Section, Task
 from . import io
-
 from .evaluation import DatasetSpec, RunData, run_rows, score_runs
 
 SUBMISSION = "submission"

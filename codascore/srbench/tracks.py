@@ -24,7 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..task import ReferenceDataError, Result, Section, Task
+from ..errors import ReferenceDataError
+from ..task import Result, Section, Task
 from . import io
 from .evaluation import DatasetSpec, RunData, score_runs
 from .synthetic import COMMON_DEFAULTS, SUBMISSION, check_common_config, read_pool

@@ -4,8 +4,9 @@ Public API (ARCHITECTURE.md): read_model, read_evidence, log10_likelihood, log10
 hellinger, instance_score. The tasks are in :mod:`codascore.uai.tasks` (``TASKS``).
 """
 
-from .engine import TableTooLarge, log10_partition, marginals, mmap, mpe
-from .formats import FormatError, Model, read_evidence, read_model, read_query
+from ..errors import FormatError, TableTooLarge
+from .engine import log10_partition, marginals, mmap, mpe
+from .formats import Model, read_evidence, read_model, read_query
 from .metrics import hellinger, instance_score, log10_likelihood, mean_hellinger
 from .tasks import TASKS
 

@@ -26,18 +26,11 @@ import math
 
 import numpy as np
 
+from ..errors import TableTooLarge, WidthExceeded
 from .formats import Model
 
 #: Default bound on the number of entries of one table (2**27 float64 = 1 GiB).
 DEFAULT_MAX_TABLE_SIZE = 2**27
-
-
-class TableTooLarge(MemoryError):
-    """The elimination would build a table larger than max_table_size."""
-
-
-class WidthExceeded(ValueError):
-    """min-fill ordering found a cluster wider than the width limit it was given."""
 
 
 #: ndarray.max without its Python-level wrapper: the engine calls it once per table on tiny tables.

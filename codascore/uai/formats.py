@@ -15,12 +15,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import AnswerError, FormatError
+
 #: The task words of result files, and accepted aliases (spec 4.2: "MAP" is the UAI-2014 name of MPE).
 TASK_WORDS = {"PR": "PR", "MAR": "MAR", "MPE": "MPE", "MAP": "MPE", "MMAP": "MMAP", "MLC": "MLC"}
-
-
-class FormatError(ValueError):
-    """A file does not follow its format; the message names file, line and token."""
 
 
 @dataclasses.dataclass
@@ -289,10 +287,6 @@ def format_query(query) -> str:
 
 # ----------------------------------------------------------------------------------------------
 # result files (spec 4)
-
-
-class AnswerError(ValueError):
-    """A result file's answer is invalid: the instance scores 0 and this message is its reason."""
 
 
 _BEGIN = re.compile(r"^\s*-BEGIN-\s*$", re.MULTILINE)

@@ -20,6 +20,7 @@ from typing import Callable
 import numpy as np
 
 from .. import seeds
+from ..errors import TrivialAnswerError
 from . import engine, formats, metrics, trivial
 from .formats import Model
 from .tasks import dump_reference
@@ -182,8 +183,8 @@ def demo_specs(kind: str, seed: int | None = None) -> list[Spec]:
 def build_reference(task, specs: list[Spec], ref_dir: Path, config: dict,
                     progress: Callable[[str], None] = print) -> list[dict]:
     """Write ref_dir/task.yaml, reference.json and models/, computing the exact (or best) answers and the
-    trivial answers with their errors. Raises trivial.TrivialAnswerError when a trivial answer is
-    invalid and engine.TableTooLarge when an instance is too wide. Returns the records, which also
+    trivial answers with their errors. Raises TrivialAnswerError when a trivial answer is
+    invalid and TableTooLarge when an instance is too wide. Returns the records, which also
     hold the exact answers under keys starting with ``answer_`` (not written to reference.json)."""
     ref_dir = Path(ref_dir)
     models_dir = ref_dir / "models"
@@ -230,7 +231,7 @@ def _solve(kind: str, spec: Spec, limit: int, ibound: int) -> dict:
         z = engine.log10_partition(model, ev, limit)
         triv = trivial.trivial_pr(model, ev, ibound)
         if not (math.isfinite(z) and math.isfinite(triv)):
-            raise trivial.TrivialAnswerError(f"{spec.id}: Z = 0 or an infinite trivial bound")
+            raise TrivialAnswerError(f"{spec.id}: Z = 0 or an infinite trivial bound")
         out.update(log10_z=z, trivial_log10_z=triv, trivial_error=abs(z - triv), answer_exact=z)
     elif kind == "MAR":
         z, marg = engine.partition_and_marginals(model, ev, limit)

@@ -18,23 +18,19 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..sandbox import TimeLimitExceeded, run_command
-from ..task import SubmissionError
+from ..errors import SubmissionError, TimeLimitExceeded
+from ..sandbox import find_entry, run_command
+from ..task import log
 
 ENTRY_POINTS = ("solver.py", "run.sh")
 
 
-def find_entry_point(submission_dir: Path) -> Path | None:
-    for name in ENTRY_POINTS:
-        if (submission_dir / name).is_file():
-            return submission_dir / name
-    return None
-
-
 def run_solver_submission(task, input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
-    entry = find_entry_point(submission_dir)
+    entry, warnings = find_entry(submission_dir, ENTRY_POINTS)
     if entry is None:
         return  # a result submission: the worker copies its files into the output itself
+    for warning in warnings:
+        log(f"WARNING: {warning}")
     models = input_dir / "models"
     instances = sorted(p.name[:-4] for p in models.glob("*.uai"))
     if not instances:
@@ -53,16 +49,16 @@ def run_solver_submission(task, input_dir: Path, output_dir: Path, submission_di
                 argv += [flag, str(path.resolve())]
                 env[flag[2:].upper()] = str(path.resolve())
         argv += ["--result", str(result.resolve())]
-        with tempfile.TemporaryFile() as log:
+        with tempfile.TemporaryFile() as output:
             try:
-                code = run_command(argv, cwd=submission_dir, timeout=timeout, env=env, stdout=log, stderr=log)
+                code = run_command(argv, cwd=entry.parent, timeout=timeout, env=env, stdout=output, stderr=output)
             except TimeLimitExceeded:
                 failures.append(f"{name}: stopped at the time limit of {timeout:g} s")
                 print(f"ingestion: {name}: time limit {timeout:g} s reached; its result file, if any, "
                       "is kept (anytime answers)", file=sys.stderr)
                 continue
-            log.seek(0)
-            tail = log.read()[-4000:].decode("utf-8", "replace")
+            output.seek(0)
+            tail = output.read()[-4000:].decode("utf-8", "replace")
         if code != 0:
             failures.append(f"{name}: {entry.name} exited with code {code}:\n{tail}")
             print(f"ingestion: {name}: exit code {code}\n{tail}", file=sys.stderr)

@@ -18,9 +18,10 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..task import Problems, ReferenceDataError, Result, Section, Task
+from ..errors import AnswerError, FormatError, ReferenceDataError, TableTooLarge, TrivialAnswerError
+from ..task import Result, Section, Task
+from ..validate import Problems
 from . import engine, formats, metrics
-from .formats import AnswerError, FormatError
 
 #: Result files larger than this are not read (an answer of any real instance is far smaller).
 MAX_RESULT_BYTES = 64 * 1024**2
@@ -226,6 +227,23 @@ class UAITask(Task):
 
         generate_task(self, Path(root), config, progress, seed)
 
+    def build_reference(self, source: Path, out: Path, config: dict,
+                        progress: Callable[[str], None] = print) -> None:
+        """Reference data from a folder of .uai models with their .evid (and .query, MLC .data/.test)
+        files: the exact (or best) answers and the trivial answers (docs/uai.md)."""
+        from .generate import build_reference, specs_from_dir
+
+        if not Path(source).is_dir():
+            raise ReferenceDataError(f"{source}: no such folder of .uai models")
+        try:
+            specs = specs_from_dir(self, Path(source))
+            if not specs:
+                raise ReferenceDataError(f"{source}: holds no .uai model")
+            build_reference(self, specs, Path(out), config, progress=progress)
+        except (FormatError, FileNotFoundError, TableTooLarge, TrivialAnswerError) as exc:
+            raise ReferenceDataError(str(exc)) from exc
+        progress(f"reference data for {len(specs)} instances written to {out}")
+
     def write_perfect_submission(self, ref_dir: Path, out_dir: Path, config: dict) -> bool:
         """One result file per instance holding its true (PR, MAR) or best known (MPE, MMAP) answer from
         reference.json; MLC's optimum of each test line is computed exactly from the model."""
@@ -358,7 +376,7 @@ class MMAPTask(_BestKnownTask):
     def value(self, inst, answer, config):
         try:
             return engine.log10_mmap_value(inst.model, answer, inst.evidence, int(config["max_table_size"]))
-        except engine.TableTooLarge as exc:
+        except TableTooLarge as exc:
             raise ReferenceDataError(f"{inst.id}: cannot evaluate V(q) exactly: {exc}") from None
 
     def perfect_answer(self, inst, config):

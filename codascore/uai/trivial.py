@@ -20,6 +20,7 @@ from collections import Counter
 
 import numpy as np
 
+from ..errors import TrivialAnswerError
 from . import engine
 from .engine import Factor, contract, interaction_graph, min_fill_order, reduce_evidence
 from .formats import Model
@@ -27,10 +28,6 @@ from .metrics import log10_likelihood
 
 #: Default i-bound of the mini-bucket PR bound (largest mini-bucket scope: ibound + 1 variables).
 DEFAULT_IBOUND = 2
-
-
-class TrivialAnswerError(ValueError):
-    """The trivial procedure gave a zero-likelihood answer: the instance cannot be in the reference set."""
 
 
 def closed_form_pr_bound(model: Model, evidence: dict[int, int] | None = None) -> float:

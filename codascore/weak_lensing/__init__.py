@@ -3,8 +3,15 @@
 Public API (stable): inference_score, coverage, ood_score, tpr_at_low_fpr.
 """
 
-from .metrics import (coverage, inference_score, inference_score_per_instance, ood_score, r_squared,
-                      standardised_mse, tpr_at_low_fpr)
+from .metrics import (
+                      coverage,
+                      inference_score,
+                      inference_score_per_instance,
+                      ood_score,
+                      r_squared,
+                      standardised_mse,
+                      tpr_at_low_fpr,
+)
 from .phase1 import Phase1Task
 from .phase2 import Phase2Task
 

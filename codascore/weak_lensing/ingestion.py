@@ -16,16 +16,13 @@ result.json itself, so nothing built by participant code is unpickled here.
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import sys
 from pathlib import Path
 
 import numpy as np
 
-from ..codabench import locate_submission, log
-from ..sandbox import ParticipantCodeError, TimeLimitExceeded, call_with_time_limit
-from ..task import ReferenceDataError, SubmissionError
+from ..errors import ParticipantCodeError, ReferenceDataError, SubmissionError, TimeLimitExceeded
+from ..sandbox import call_with_time_limit, find_entry, import_participant_module
+from ..task import log
 from .files import TEST_MAPS, TRAIN_LABELS, TRAIN_MAPS, write_result
 
 MODEL_FILE = "model.py"
@@ -81,13 +78,7 @@ def result_from_predictions(predictions, required: tuple[str, ...], optional: tu
 def _fit_predict_write(model_path: Path, train_maps, train_labels, test_maps, output_dir: Path,
                        required: tuple[str, ...], optional: tuple[str, ...]) -> None:
     """Runs in the child process: import model.py, fit, predict, write result.json."""
-    folder = str(model_path.parent)
-    os.chdir(folder)
-    sys.path.insert(0, folder)  # the participant's own helper modules
-    spec = importlib.util.spec_from_file_location("model", model_path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["model"] = module
-    spec.loader.exec_module(module)
+    module = import_participant_module(model_path, "model")
     if not hasattr(module, "Model"):
         raise AttributeError(f"{MODEL_FILE} defines no class Model")
     model = module.Model()
@@ -100,13 +91,10 @@ def _fit_predict_write(model_path: Path, train_maps, train_labels, test_maps, ou
 def find_model(submission_dir: Path) -> Path | None:
     """model.py at the submission's root, or in its single wrapper folder (with a warning, as for
     result files); None for a results submission."""
-    try:
-        root, warnings = locate_submission(submission_dir, (MODEL_FILE,))
-    except SubmissionError:
-        return None
+    entry, warnings = find_entry(submission_dir, (MODEL_FILE,))
     for warning in warnings:
         log(f"WARNING: {warning}")
-    return root / MODEL_FILE
+    return entry
 
 
 def ingest(input_dir: Path, output_dir: Path, submission_dir: Path, config: dict,

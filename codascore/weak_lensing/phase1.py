@@ -16,9 +16,10 @@ from statistics import NormalDist
 
 import numpy as np
 
-from ..readers import read_participant_json
+from ..errors import ReferenceDataError, SubmissionError
 from ..report import figure_html, new_figure, paragraph, table
-from ..task import Problems, ReferenceDataError, Result, Section, SubmissionError, Task
+from ..task import Result, Section, Task
+from ..validate import Problems, read_participant_json
 from . import metrics
 from .files import RESULT_FILE, write_result
 from .metrics import PARAMETERS

@@ -14,8 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
+from ..errors import ReferenceDataError
 from ..report import figure_html, new_figure, paragraph, table
-from ..task import Problems, ReferenceDataError, Result, Section, Task
+from ..task import Result, Section, Task
+from ..validate import Problems
 from . import metrics
 from .files import write_result
 from .phase1 import MIN_BIN_COUNT, RESULT_FILE, is_number, read_json_object, sized_list

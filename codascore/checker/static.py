@@ -1,350 +1,43 @@
-"""Bundle checker: the invariants of a Codabench v2 bundle (spec codabench.md section 9).
-
-``codascore check BUNDLE`` takes a bundle zip, a bundle folder or a competition YAML file. Invariants 1-21
-and 28-29 are checked statically; with ``run=True`` (``--run``) every sample submission of the bundle's
-starting kits also goes through the local runner (:mod:`codascore.runner`) for invariants 14, 22-27 and 30.
-
-The rules are data: the schema of each YAML section (:data:`SCHEMAS`: required keys, types, length limits,
-allowed values), the keys the platform ignores (:data:`IGNORED_KEYS`) and the text of every invariant
-(:data:`RULES`). Each finding carries its invariant number and the YAML path it concerns, e.g.
-``leaderboards[0].columns[3].key``; the platform's own error text is quoted where it has one, so a finding
-reads like the upload error it prevents.
-"""
+"""The static rules of a bundle (1-21, 28, 29): one method per rule on the parsed YAML and the files it
+names, each finding with its rule number and YAML path."""
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
-import math
-import re
+import hashlib
 import shlex
-import tempfile
 import zipfile
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Iterator
+from typing import Any, Iterator
 
 import yaml
 
-from . import bundle, sandbox
-
-#: The invariants of spec codabench.md section 9, by number.
-RULES: dict[int, str] = {
-    1: "the bundle is a zip with competition.yaml at its root, parsed safely, without duplicated keys",
-    2: "version selects the v2 unpacker: str(version) is '2' (write the integer 2)",
-    3: "title, image (PNG/JPG), terms and pages (non-empty files), tasks, phases and leaderboards are present",
-    4: "docker_image names the stock image codalab/codalab-legacy:py312 (or the one given with --image)",
-    5: "no ignored or misspelled keys",
-    6: "task indexes are unique; each task has a name and a scoring_program",
-    7: "every referenced path exists; a referenced zip has no wrapper folder",
-    8: "every program has metadata with a command: interpreter first, no shell syntax, no $tokens",
-    9: "ingestion_only_during_scoring needs an ingestion program",
-    10: "each phase has a name, a start and a non-empty list of defined task indexes",
-    11: "every phase but the last has an end, and the next phase starts strictly after it, compared as "
-        "Codabench stores the dates (an unquoted timestamp keeps only its day: midnight UTC)",
-    12: "dates are ISO: YYYY-MM-DD, or a quoted \"YYYY-MM-DD HH:MM:SS\" when the time of day matters; UTC",
-    13: "auto_migrate_to_this_phase is not set on the first phase",
-    14: "execution_time_limit is explicit; the scorer's worst case stays below half of min(limit, 600)",
-    15: "leaderboards[0] is the only leaderboard, title <= 64, key <= 36, at least one column",
-    16: "submission_rule is Force_Last or Force_Best",
-    17: "column indexes are unique non-negative integers, keys unique, key and title <= 36 characters",
-    18: "every column gives its sorting, asc or desc",
-    19: "primary_index is the index of a column",
-    20: "computation is avg/sum/min/max with non-empty computation_indexes of other existing columns",
-    21: "each phase's scorers write every non-computed column key relevant to it, and no computed key",
-    22: "a sample scores with exit 0 and a flat scores.json of finite numbers below 1e10",
-    23: "the scoring program never writes output/metadata",
-    24: "an invalid sample exits non-zero, writes no scores.json and says ERROR: on stderr",
-    25: "with enable_detailed_results, detailed_results.html exists and is self-contained",
-    26: "no reference value is echoed to stdout or stderr",
-    27: "scoring the same submission twice gives byte-identical scores.json",
-    28: "a path naming a folder ends with '/'",
-    29: "nothing participants download holds the answers: no starting-kit sample its task declares made from "
-        "them, no copy of a reference file in a starting kit, program folder or page, no generation module in "
-        "a program folder",
-    30: "no starting-kit sample reaches a score only the answers reach (the task's perfect submission's, or a "
-        "documented bound)",
-}
-
-#: Rules whose findings Codabench itself would refuse at upload (its unpacker and serializers); the others are
-#: this project's house rules or run-time failures. A finding may override this (Finding.platform).
-PLATFORM_RULES = frozenset({1, 2, 3, 6, 7, 10, 11, 13, 15, 17, 20})
-#: str(version) values that select Codabench's v1.5 parser (whose rules this checker does not model).
-V15_VERSIONS = ("1", "1.5")
-
-SUBMISSION_RULES = ("Add", "Add_And_Delete", "Add_And_Delete_Multiple", "Force_Last",
-                    "Force_Latest_Multiple", "Force_Best")
-PRODUCT_SUBMISSION_RULES = ("Force_Last", "Force_Best")
-COMPUTATIONS = ("avg", "sum", "min", "max")
-PUBLIC_QUEUE_LIMIT = 600
-MAX_ABS_SCORE = 1e10
-#: First word of a command that runs a script through an interpreter (unzipped files have no execute bit).
-INTERPRETER = re.compile(r"^(python(\d+(\.\d+)?)?|bash|sh|Rscript|julia|node|perl|ruby|java)$")
-LEGACY_TOKEN = re.compile(r"\$(input|output|tmp|program|ingestion_program|hidden|shared|submission_program|"
-                          r"predictions)\b")
-SHELL_SYNTAX = ("&&", "||", "|", ";", ">", "<", "$", "`", "~", "*")
-ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}([ T]\d{2}:\d{2}(:\d{2})?)?$")
-UUID = re.compile(r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$")
-IMAGE_MAGIC = {b"\x89PNG\r\n\x1a\n": "PNG", b"\xff\xd8\xff": "JPEG", b"GIF8": "GIF"}
-
-
-@dataclasses.dataclass(frozen=True)
-class Field:
-    """One key of a YAML mapping: whether it is required, its types, length limit and allowed values."""
-
-    rule: int
-    required: bool = False
-    types: tuple[type, ...] = ()
-    max_len: int | None = None
-    choices: tuple | None = None
-    missing: str = ""  # the platform's message when a required key is absent
-
-
-_STR, _BOOL, _INT, _LIST = (str,), (bool,), (int,), (list,)
-_NUM = (int, float)
-_DATE = (dt.date, dt.datetime, str)
-
-#: section name -> key -> Field. Keys not listed (and not in IGNORED_KEYS) are reported as unknown.
-SCHEMAS: dict[str, dict[str, Field]] = {
-    "competition": {
-        "version": Field(2, True),
-        "title": Field(3, True, _STR, 256),
-        "image": Field(3, True, _STR, missing="An image for this competition could not be found in the yaml"),
-        "terms": Field(3, True, _STR, missing="A file containing the terms of this competition has not been "
-                                              "supplied"),
-        "pages": Field(3, True, _LIST, missing="absent: the unpacker fails with \"'NoneType' object is not "
-                                               "iterable\" (an empty list is allowed)"),
-        "tasks": Field(6, True, _LIST, missing="No tasks listed in this competition"),
-        "phases": Field(10, True, _LIST, missing="Unable to find any phases for this competition"),
-        "leaderboards": Field(15, True, _LIST, missing="Could not find leaderboards in the competition yaml"),
-        "docker_image": Field(4, False, _STR, 128),  # rule_docker_image says what is missing
-        "solutions": Field(7, False, _LIST),
-        "description": Field(3, False, _STR),
-        "enable_detailed_results": Field(25, False, _BOOL),
-        "show_detailed_results_in_submission_panel": Field(25, False, _BOOL),
-        "show_detailed_results_in_leaderboard": Field(25, False, _BOOL),
-        "registration_auto_approve": Field(5, False, _BOOL),
-        "auto_run_submissions": Field(5, False, _BOOL),
-        "can_participants_make_submissions_public": Field(5, False, _BOOL),
-        "make_programs_available": Field(5, False, _BOOL),
-        "make_input_data_available": Field(5, False, _BOOL),
-        "competition_type": Field(5, False, _STR, choices=("competition", "benchmark")),
-        "queue": Field(5, False, _STR),
-        "fact_sheet": Field(5, False, (dict,)),
-        "reward": Field(5, False, _STR),
-        "contact_email": Field(5, False, _STR),
-        "forum_enabled": Field(5, False, _BOOL),
-    },
-    "page": {"title": Field(3, True, _STR, 255), "file": Field(3, True, _STR)},
-    "task": {
-        "index": Field(6, True, _INT),
-        "name": Field(6, True, _STR, 256),
-        "description": Field(6, False, _STR),
-        "scoring_program": Field(6, True, _STR),
-        "ingestion_program": Field(7, False, _STR),
-        "input_data": Field(7, False, _STR),
-        "reference_data": Field(7, False, _STR),
-        "ingestion_only_during_scoring": Field(9, False, _BOOL),
-        "key": Field(6, False, _STR),
-    },
-    "solution": {
-        "index": Field(7, True, _INT), "tasks": Field(7, True, _LIST), "path": Field(7, False, _STR),
-        "name": Field(7, False, _STR), "description": Field(7, False, _STR), "key": Field(7, False, _STR),
-    },
-    "phase": {
-        "name": Field(10, True, _STR, 256),
-        "start": Field(10, True, _DATE),
-        "end": Field(11, False, _DATE),
-        "tasks": Field(10, True, _LIST),
-        "index": Field(11, False, _INT),
-        "description": Field(10, False, _STR),
-        "max_submissions_per_day": Field(10, False, _INT + (type(None),)),
-        "max_submissions": Field(10, False, _INT + (type(None),)),
-        "execution_time_limit": Field(14, True, _NUM),
-        "auto_migrate_to_this_phase": Field(13, False, _BOOL),
-        "hide_output": Field(10, False, _BOOL),
-        "hide_prediction_output": Field(10, False, _BOOL),
-        "hide_score_output": Field(10, False, _BOOL),
-        "starting_kit": Field(7, False, _STR),
-        "public_data": Field(7, False, _STR),
-    },
-    "leaderboard": {
-        "title": Field(15, True, _STR, 64),
-        "key": Field(15, True, _STR, 36),
-        "columns": Field(15, True, _LIST),
-        "submission_rule": Field(16, True, _STR, choices=SUBMISSION_RULES),
-        "primary_index": Field(19, False, _INT),
-        "hidden": Field(15, False, _BOOL),
-    },
-    "column": {
-        "title": Field(17, True, _STR, 36),
-        "key": Field(17, True, _STR, 36),
-        "index": Field(17, True, _INT),
-        "sorting": Field(18, True, _STR, choices=("asc", "desc")),
-        "precision": Field(17, False, _INT),
-        "hidden": Field(17, False, _BOOL),
-        "computation": Field(20, False, _STR + (type(None),), choices=COMPUTATIONS + (None,)),
-        "computation_indexes": Field(20, False, _LIST + (type(None),)),
-    },
-}
-
-#: Keys the v2 unpacker silently drops, with what to write instead (rule 5).
-IGNORED_KEYS: dict[str, dict[str, str]] = {
-    "competition": {
-        "leaderboard": "the singular `leaderboard:` is v1.5 syntax, ignored by v2: write `leaderboards:` (a list)",
-        "allow_robot_submissions": "ignored by the v2 unpacker",
-        "published": "ignored by the v2 unpacker",
-        "end_date": "ignored by the v2 unpacker: give the last phase an `end`",
-    },
-    "task": {"is_public": "ignored by the v2 unpacker"},
-    "phase": {
-        "max_submissions_per_person": "ignored: the unpacker reads `max_submissions`",
-        "accepts_only_result_submissions": "documented but implemented nowhere",
-        "solutions": "ignored on a phase: list solutions at the top level",
-    },
-    "leaderboard": {"index": "ignored: only leaderboards[0] is used"},
-    "column": {},
-    "page": {},
-    "solution": {},
-}
-
-
-@dataclasses.dataclass(frozen=True)
-class Finding:
-    rule: int
-    path: str
-    message: str
-    severity: str = "error"
-    platform: bool = False  # Codabench itself would refuse the bundle for it (``check --platform-only``)
-
-    def __str__(self) -> str:
-        label = "ERROR" if self.severity == "error" else "WARNING"
-        return f"{label} [rule {self.rule}] {self.path}: {self.message}"
-
-
-@dataclasses.dataclass
-class CheckReport:
-    bundle: str
-    findings: list[Finding]
-    summary: str = ""
-
-    @property
-    def errors(self) -> list[Finding]:
-        return [f for f in self.findings if f.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Finding]:
-        return [f for f in self.findings if f.severity == "warning"]
-
-    @property
-    def ok(self) -> bool:
-        return not self.errors
-
-    def messages(self) -> list[str]:
-        return [str(f) for f in self.findings]
-
-
-def bundle_path(root: Path, value: Any) -> Path | None:
-    """root/value for a usable relative path (no absolute path, no '..', no over-long name), else None."""
-    if not isinstance(value, str) or not value or "\\" in value or len(value) > 1024:
-        return None
-    pure = PurePosixPath(value)
-    if pure.is_absolute() or ".." in pure.parts or any(len(part) > 255 for part in pure.parts):
-        return None
-    return root / pure
-
-
-def _task_yaml_name(path: Path) -> str | None:
-    """The `task:` a task.yaml names, or None when the file is absent or not such a mapping."""
-    if not path.is_file():
-        return None
-    try:
-        data = yaml.safe_load(path.read_text())
-    except (yaml.YAMLError, OSError, UnicodeDecodeError):
-        return None
-    name = data.get("task") if isinstance(data, dict) else None
-    return str(name) if name else None
-
-
-def platform_datetime(value: Any) -> dt.datetime | None:
-    """A phase date as Codabench stores it (``get_datetime`` in its unpackers' utils.py): a YAML date or an
-    unquoted YAML timestamp is a ``date`` (a datetime is one too), so it becomes midnight of its day; a string
-    goes through dateutil (month-first: '1-2-2026' is 2 January); the time zone is replaced by UTC, not
-    converted. None for an absent or empty value; ValueError when dateutil cannot read it."""
-    if not value:
-        return None
-    if isinstance(value, dt.date):
-        return dt.datetime(value.year, value.month, value.day)
-    if not isinstance(value, str):
-        raise ValueError(f"a {type(value).__name__} is not a date")
-    from dateutil import parser
-
-    try:
-        return parser.parse(value).replace(tzinfo=None)
-    except (ValueError, OverflowError) as exc:
-        raise ValueError(str(exc)) from None
-
-
-def serializer_accepts(value: Any, types: tuple[type, ...]) -> bool:
-    """Whether Codabench's serializers coerce a value of the wrong YAML type (DRF fields: a bool from 'true'/'yes'/
-    0/1, an int from a string of digits, a string from a number), so that only this project's rule objects."""
-    if bool in types and (value in (0, 1) or str(value).lower() in ("true", "false", "yes", "no", "on", "off")):
-        return True
-    if int in types and isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return True
-    return str in types and isinstance(value, (int, float)) and not isinstance(value, bool)
-
-
-def hashable(value: Any) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True
-
-
-# --------------------------------------------------------------------------- YAML loading
-
-class _DuplicateKeyLoader(yaml.SafeLoader):
-    """SafeLoader that records duplicated mapping keys (PyYAML silently keeps the last one)."""
-
-    def __init__(self, stream):
-        super().__init__(stream)
-        self.duplicates: list[tuple[Any, int]] = []
-
-    def construct_mapping(self, node, deep=False):
-        seen = set()
-        for key_node, _ in node.value:
-            key = self.construct_object(key_node, deep=True)
-            try:
-                if key in seen:
-                    self.duplicates.append((key, key_node.start_mark.line + 1))
-                seen.add(key)
-            except TypeError:
-                pass
-        return super().construct_mapping(node, deep=deep)
-
-
-def load_yaml(text: str) -> tuple[Any, list[tuple[Any, int]]]:
-    """(data, [(duplicated key, line)]) with a safe loader."""
-    loader = _DuplicateKeyLoader(text)
-    try:
-        return loader.get_single_data(), loader.duplicates
-    finally:
-        loader.dispose()
-
-
-def yaml_root_of(yaml_file: Path) -> Path:
-    """Folder the paths of a competition YAML are relative to: its own folder, or the repository root for
-    the standalone files in ``competitions/`` (their paths are written relative to the repository root)."""
-    yaml_file = Path(yaml_file).resolve()
-    if yaml_file.parent.name == "competitions" and yaml_file.name != "competition.yaml":
-        return yaml_file.parent.parent
-    return yaml_file.parent
-
+from ..competition import DATA_KEYS, PROGRAM_KEYS, bundle_path, missing_reason, task_name_of, task_yaml_name
+from ..errors import ReferenceDataError
+from ..registry import GENERATION_MODULES, get_task
+from .schema import (
+    IGNORED_KEYS,
+    IMAGE_MAGIC,
+    INTERPRETER,
+    ISO_DATE,
+    LEGACY_TOKEN,
+    PLATFORM_RULES,
+    PRODUCT_SUBMISSION_RULES,
+    PUBLIC_QUEUE_LIMIT,
+    SCHEMAS,
+    SHELL_SYNTAX,
+    SUBMISSION_RULES,
+    UUID,
+    V15_VERSIONS,
+    Finding,
+    hashable,
+    platform_datetime,
+    serializer_accepts,
+)
 
 # --------------------------------------------------------------------------- the checker
 
-class _Checker:
+class BundleChecker:
     def __init__(self, root: Path, competition: dict, from_zip: bool, image: str):
         self.root = root
         self.yaml = competition
@@ -555,43 +248,8 @@ class _Checker:
                 self.check_folder_slash(solution["path"], f"{at}.path")
 
     def task_name(self, task: dict) -> str | None:
-        """The codascore task a YAML task scores: ref/task.yaml's `task`, else the reference folder's name."""
-        ref = task.get("reference_data")
-        if not isinstance(ref, str):
-            return None
-        folder = bundle_path(self.root, ref)
-        if folder is None:
-            return None
-        spec = folder / "task.yaml"
-        name = _task_yaml_name(spec)
-        if name:
-            return name
-        name = PurePosixPath(ref.rstrip("/")).name
-        return name if "." in name else None
-
-    def missing_reason(self, value: str, field: str, task: dict | None,
-                       phase_tasks: list[dict] | None = None) -> tuple[str, str] | None:
-        """(task name, why) when a missing path is only a warning: its task, or the task's ingestion, is not
-        in this build. The task is the YAML task's, else the one a path like sample_submissions/<task> names,
-        else (a phase's starting kit) every task of the phase."""
-        from .registry import get_task
-        from .task import ReferenceDataError
-
-        name = self.task_name(task) if task else PurePosixPath(value.rstrip("/")).name
-        if (not name or "." not in name) and phase_tasks:
-            reasons = [self.missing_reason(value, field, t) for t in phase_tasks]
-            if all(r and r[1] == "not available in this build" for r in reasons):
-                return reasons[0][0], "not available in this build"
-            return None
-        if not name or "." not in name:
-            return None
-        try:
-            declared = get_task(name)
-        except ReferenceDataError:
-            return name, "not available in this build"
-        if field in ("input_data", "ingestion_program") and not declared.has_ingestion:
-            return name, "has no ingestion in this build"
-        return None
+        """The codascore task a YAML task entry scores (competition.task_name_of)."""
+        return task_name_of(self.root, task)
 
     def absent_ok(self, value: str, field: str, task: dict | None, at: str,
                   phase_tasks: list[dict] | None = None) -> bool:
@@ -599,7 +257,7 @@ class _Checker:
         path = bundle_path(self.root, value)
         if path is None or path.exists() or UUID.match(value):
             return False
-        reason = self.missing_reason(value, field, task, phase_tasks)
+        reason = missing_reason(self.root, value, field, task, phase_tasks)
         if reason is None:
             return False
         name, why = reason
@@ -629,14 +287,14 @@ class _Checker:
             self.error(7, at, f"{task[field]} has no task.yaml: the scoring program cannot tell which task "
                               "to score (it exits 2, an organiser error)", platform=False)
             return
-        named = _task_yaml_name(spec)
+        named = task_yaml_name(spec.parent)
         if named is None:
             self.error(7, at, f"{task[field]}/task.yaml does not name a task (`task: <family>.<task>`)",
                        platform=False)
             return
         reference = bundle_path(self.root, task.get("reference_data"))
         if field == "input_data" and reference and (reference / "task.yaml").is_file():
-            expected = _task_yaml_name(reference / "task.yaml")
+            expected = task_yaml_name(reference)
             if named != expected:
                 self.error(7, at, f"{task[field]}/task.yaml names task {named!r} but the reference data "
                                   f"names {expected!r}", platform=False)
@@ -889,8 +547,6 @@ class _Checker:
 
     # ----- rule 21: the tasks' declared keys against the leaderboard, phase by phase
     def resolve_tasks(self) -> None:
-        from .registry import get_task
-        from .task import ReferenceDataError
 
         for i, task in self.items("tasks"):
             if not isinstance(task, dict) or "key" in task or not hashable(task.get("index")):
@@ -964,7 +620,7 @@ class _Checker:
                 named += [(f"phases[{p}].{key}", phase.get(key)) for key in ("starting_kit", "public_data")]
         for i, task in self.items("tasks"):
             if isinstance(task, dict):
-                named += [(f"tasks[{i}].{key}", task.get(key)) for key in bundle.PROGRAM_KEYS]
+                named += [(f"tasks[{i}].{key}", task.get(key)) for key in PROGRAM_KEYS]
         named.append(("terms", self.yaml.get("terms")))
         named += [(f"pages[{i}].file", page.get("file")) for i, page in self.items("pages")
                   if isinstance(page, dict)]
@@ -976,12 +632,11 @@ class _Checker:
         return list(found.values())
 
     def rule_answers(self) -> None:
-        from .registry import GENERATION_MODULES
 
         references: dict[str, str] = {}  # digest -> reference file; input data is given to code, so no secret
         public: set[str] = set()
         for _, task in self.items("tasks"):
-            for key in bundle.DATA_KEYS:
+            for key in DATA_KEYS:
                 path = bundle_path(self.root, task.get(key)) if isinstance(task, dict) else None
                 for name, digest in _digests(path) if path is not None and path.exists() else ():
                     if key == "input_data":
@@ -1008,8 +663,6 @@ class _Checker:
     def check_answer_samples(self) -> None:
         """A starting-kit sample that its task declares made from the answers (Task.answer_samples) is an
         error in a zip; in a source folder it is a warning, since `codascore bundle` leaves it out."""
-        from .registry import get_task
-        from .task import ReferenceDataError
 
         positions = self.task_positions()
         for p, phase in self.items("phases"):
@@ -1053,8 +706,6 @@ class _Checker:
 
 def _digests(path: Path) -> Iterator[tuple[str, str]]:
     """(name, sha256) of every non-empty file of a bundle folder, of a zip's members, or of one file."""
-    import hashlib
-
     def digest(handle) -> str | None:
         hasher, size = hashlib.sha256(), 0
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -1084,61 +735,6 @@ def _digests(path: Path) -> Iterator[tuple[str, str]]:
             yield path.name, value
 
 
-# --------------------------------------------------------------------------- rules 22-27: runs
-
-def reference_strings(folder: Path, limit: int = 20000) -> set[str]:
-    """Reference values at full precision (repr), for the rule-26 heuristic: a log line holding one of them
-    echoes the ground truth. Only values with at least 6 significant digits count (no false alarms on 0.5).
-    Read: .npy, HDF5 (when h5py is there) and numbers written with 5 or more decimals in text files."""
-    import numpy as np
-
-    values: list[float] = []
-    for path in sorted(folder.rglob("*")):
-        if len(values) >= limit or not path.is_file():
-            continue
-        try:
-            if path.suffix == ".npy":
-                values += _float_values(np.load(path, allow_pickle=False), limit)
-            elif path.suffix in (".h5", ".hdf5"):
-                values += _hdf5_values(path, limit)
-            elif path.suffix in (".json", ".csv", ".txt", ".yaml", ".tsv") and path.stat().st_size < 20_000_000:
-                values += [float(x) for x in re.findall(r"-?\d+\.\d{5,}(?:[eE][-+]?\d+)?", path.read_text())]
-        except (OSError, ValueError, UnicodeDecodeError):
-            continue
-    found = set()
-    for value in values[:limit]:
-        if math.isfinite(value):
-            text = repr(float(value))
-            if len(text.lstrip("-").replace(".", "").lstrip("0").split("e")[0]) >= 6:
-                found.add(text)
-    return found
-
-
-def _float_values(array, limit: int) -> list[float]:
-    """Up to limit float entries of a numpy array (other dtypes hold no reference values to leak)."""
-    if getattr(array, "dtype", None) is None or array.dtype.kind != "f":
-        return []
-    return array.ravel()[:limit].tolist()
-
-
-def _hdf5_values(path: Path, limit: int) -> list[float]:
-    try:
-        import h5py
-    except ImportError:
-        return []
-    values: list[float] = []
-    with h5py.File(path, "r") as handle:
-        def visit(_name, node):
-            if isinstance(node, h5py.Dataset) and len(values) < limit:
-                values.extend(_float_values(node[()], limit - len(values)))
-        handle.visititems(visit)
-    return values
-
-
-def _log_text(run_dir: Path) -> str:
-    return "\n".join(p.read_text(errors="replace") for p in sorted((run_dir / "logs").glob("*.txt")))
-
-
 def samples_of(root: Path, phase: dict, task_name: str) -> list[Path]:
     """Sample submissions of a task in the phase's starting kit (kit/<task>/<sample>/, or kit/<sample>/)."""
     kit = phase.get("starting_kit")
@@ -1152,215 +748,3 @@ def samples_of(root: Path, phase: dict, task_name: str) -> list[Path]:
     elif len(phase.get("tasks") or []) != 1 or not folder.is_dir():
         return []
     return sorted(p for p in folder.iterdir() if p.is_dir())
-
-
-def run_samples(checker: _Checker, work: Path, progress: Callable[[str], None]) -> None:
-    from .demo import expected_to_fail
-    from .runner import RunnerError, run
-
-    detailed = bool(checker.yaml.get("enable_detailed_results"))
-    done: set[tuple[Any, str]] = set()
-    maxima: dict[Any, dict[str, tuple[float, str]]] = {}
-    for p, phase in checker.items("phases"):
-        if not isinstance(phase, dict) or not isinstance(phase.get("tasks"), list):
-            continue
-        limit = phase.get("execution_time_limit")
-        limit = limit if isinstance(limit, (int, float)) and limit > 0 else PUBLIC_QUEUE_LIMIT
-        budget = 0.5 * min(float(limit), PUBLIC_QUEUE_LIMIT)
-        for index in phase["tasks"]:
-            name = checker.task_names.get(index) if hashable(index) else None
-            if name is None or index not in checker.task_keys or (index, str(phase.get("starting_kit"))) in done:
-                continue
-            done.add((index, str(phase.get("starting_kit"))))
-            samples = samples_of(checker.root, phase, name)
-            at = f"phases[{p}].starting_kit"
-            if not samples:
-                checker.warn(22, at, f"no sample submissions of {name} in the starting kit: rules 22-27 not run")
-                continue
-            folder = checker.references.get(index, checker.root / "reference_data" / name)
-            reference = reference_strings(folder)
-            repeated = False
-            for sample in samples:
-                progress(f"running {name} / {sample.name}")
-                where = f"{at} ({name}/{sample.name})"
-                try:
-                    result = run(name, sample, work / name / sample.name, root=checker.root, quiet=True)
-                except RunnerError as exc:
-                    checker.error(22, where, f"the runner could not run it: {exc}")
-                    continue
-                output = result.run_dir / "scoring" / "output"
-                for violation in result.violations:
-                    rule = 23 if "metadata" in violation else 25 if "detailed_results" in violation else 22
-                    checker.error(rule, where, violation)
-                if expected_to_fail(sample.name):
-                    if result.exit_code in (0, None):
-                        checker.error(24, where, "an invalid sample must exit non-zero; exit code "
-                                                 f"{result.exit_code}")
-                    elif not any(line.startswith("ERROR:") for line in result.error.splitlines()):
-                        checker.error(24, where, "stderr has no line starting with 'ERROR:'")
-                else:
-                    if result.exit_code != 0:
-                        lines = result.error.splitlines()
-                        first = next((line for line in lines if line.startswith("ERROR")), "")
-                        checker.error(22, where, f"exit code {result.exit_code} on a valid sample {first}")
-                        continue
-                    if result.elapsed >= budget:
-                        checker.error(14, where, f"took {result.elapsed:.1f} s, not below half of "
-                                                 f"min(execution_time_limit, 600) = {budget:g} s")
-                    if detailed and not (output / "detailed_results.html").is_file():
-                        checker.error(25, where, "enable_detailed_results is true but no detailed_results.html")
-                    if index not in maxima:
-                        maxima[index] = answers_only_scores(checker, index, name, work, progress)
-                    check_maximum(checker, where, name, sample.name, result.scores, maxima[index])
-                    if not repeated:
-                        repeated = True
-                        again = run(name, sample, work / name / (sample.name + ".again"), root=checker.root,
-                                    quiet=True)
-                        first_bytes = (output / "scores.json").read_bytes()
-                        second = again.run_dir / "scoring" / "output" / "scores.json"
-                        if not second.is_file() or second.read_bytes() != first_bytes:
-                            checker.error(27, where, "scoring it twice gave different scores.json")
-                logged = set(re.findall(r"-?\d+\.\d+(?:e[-+]?\d+)?", _log_text(result.run_dir)))
-                leaked = sorted(reference & logged)
-                if leaked:
-                    # The values themselves are not repeated: this report may be shared.
-                    checker.error(26, where, f"the logs echo {len(leaked)} reference value(s) at full precision "
-                                             f"(logs in {result.run_dir / 'logs'} with --runs)")
-
-
-# --------------------------------------------------------------------------- rule 30: the maximum
-
-def answers_only_scores(checker: _Checker, index: Any, name: str, work: Path,
-                        progress: Callable[[str], None]) -> dict[str, tuple[float, str]]:
-    """Score key -> (the value only the answers reach, where it comes from): the task's documented bounds
-    (Task.max_scores), and for keys without one what its perfect submission, written from the bundle's
-    reference data, scores through the runner."""
-    from .registry import get_task
-    from .runner import RunnerError, run
-    from .task import ReferenceDataError
-
-    task = get_task(name)
-    found = {key: (float(top), "a documented bound") for key, top in task.max_scores.items() if top is not None}
-    measured = [key for key, top in task.max_scores.items() if top is None]
-    folder = checker.references.get(index, checker.root / "reference_data" / name)
-    if not measured:
-        return found
-    at = f"tasks[{checker.task_positions().get(index)}].reference_data"
-    try:
-        raw = yaml.safe_load((folder / "task.yaml").read_text()) or {}
-        perfect = work / ".perfect" / name / "submission"
-        if not task.write_perfect_submission(folder, perfect, task.load_config(raw)):
-            return found
-        progress(f"running {name} / the perfect submission (rule 30)")
-        result = run(name, perfect, work / ".perfect" / name / "run", root=checker.root, quiet=True)
-    except (ReferenceDataError, RunnerError, OSError, yaml.YAMLError) as exc:
-        checker.warn(30, at, f"{name}: the perfect submission could not be made ({exc}); only documented "
-                             "bounds are checked")
-        return found
-    if not result.scored:
-        checker.warn(30, at, f"{name}: the perfect submission did not score (exit {result.exit_code}); only "
-                             "documented bounds are checked")
-        return found
-    found.update((key, (float(result.scores[key]), "the perfect submission's score")) for key in measured
-                 if isinstance(result.scores.get(key), (int, float)))
-    return found
-
-
-def check_maximum(checker: _Checker, where: str, name: str, sample: str, scores: dict,
-                  maxima: dict[str, tuple[float, str]]) -> None:
-    """Rule 30 for one scored sample. In a source folder a sample its task declares made from the answers
-    is skipped: `codascore bundle` leaves it out (rule 29 warns)."""
-    from .registry import get_task
-
-    if not checker.from_zip and sample in get_task(name).answer_samples:
-        return
-    for key, (top, origin) in sorted(maxima.items()):
-        value = scores.get(key)
-        if isinstance(value, (int, float)) and value >= top - 1e-9 * max(1.0, abs(top)):
-            checker.error(30, where, f"{key} = {value:.10g} reaches {top:.10g} ({origin}), which only the answers "
-                                     "reach: keep this sample out of the starting kit")
-
-
-# --------------------------------------------------------------------------- entry point
-
-def _refused(path: str, message: str) -> Finding:
-    """A rule-1 finding: Codabench refuses the upload itself."""
-    return Finding(1, path, message, "error", platform=True)
-
-
-def check_bundle(bundle_path: Path, run: bool = False, image: str | None = None,
-                 progress: Callable[[str], None] = lambda message: None,
-                 runs_dir: Path | None = None, platform_only: bool = False) -> CheckReport:
-    """Check a bundle zip, a bundle folder or a competition YAML file; findings cover every invariant.
-    With run, the sample runs go to runs_dir (kept) or to a temporary folder. With platform_only, only what
-    Codabench itself would refuse at upload is reported (no house rule, no run), for any organiser's bundle."""
-    bundle_path = Path(bundle_path)
-    image = image or bundle.DOCKER_IMAGE
-    report = CheckReport(str(bundle_path), [])
-    with tempfile.TemporaryDirectory(prefix="codascore-check-") as tmp:
-        tmp = Path(tmp)
-        from_zip = bundle_path.is_file() and bundle_path.suffix.lower() == ".zip"
-        if from_zip:
-            if not zipfile.is_zipfile(bundle_path):
-                report.findings.append(_refused(bundle_path.name, "Bad zip file uploaded."))
-                return report
-            with zipfile.ZipFile(bundle_path) as archive:
-                names = archive.namelist()
-            if "competition.yaml" not in names:
-                nested = [n for n in names if n.endswith("/competition.yaml")]
-                hint = f" (it is at {nested[0]}: zip the folder's contents, not the folder)" if nested else ""
-                report.findings.append(_refused("competition.yaml", "competition.yaml is missing from zip, "
-                                               "check your folder structure to make sure it is in the root "
-                                               "directory" + hint))
-                return report
-            root = tmp / "bundle"
-            try:
-                sandbox.safe_extract(bundle_path, root)
-            except (sandbox.UnsafeArchiveError, zipfile.BadZipFile) as exc:
-                report.findings.append(_refused(bundle_path.name, f"unsafe or broken archive: {exc}"))
-                return report
-            yaml_file = root / "competition.yaml"
-        elif bundle_path.is_dir():
-            root, yaml_file = bundle_path, bundle_path / "competition.yaml"
-        elif bundle_path.is_file():
-            root, yaml_file = yaml_root_of(bundle_path), bundle_path
-        else:
-            report.findings.append(_refused(str(bundle_path), "no such bundle (zip, folder or YAML file)"))
-            return report
-        if not yaml_file.is_file():
-            report.findings.append(_refused("competition.yaml", f"competition.yaml is missing from "
-                                                                  f"{bundle_path}"))
-            return report
-        try:
-            competition, duplicates = load_yaml(yaml_file.read_text())
-        except yaml.YAMLError as exc:
-            report.findings.append(_refused("competition.yaml", f"not valid YAML: {exc}"))
-            return report
-        if not isinstance(competition, dict):
-            report.findings.append(_refused("competition.yaml", "must be a YAML mapping"))
-            return report
-        checker = _Checker(root, competition, from_zip, image)
-        if platform_only and checker.parser_version() == "1.5":
-            report.findings = [Finding(2, "version", "Codabench reads this bundle with its v1.5 parser, whose "
-                                                     "rules are not modelled here: nothing checked", "warning")]
-            report.summary = "v1.5 bundle, not checked"
-            return report
-        for key, line in duplicates:
-            checker.warn(1, f"line {line}", f"duplicated key {key!r}: PyYAML and Codabench silently keep the "
-                                            "last one")
-        checker.run_static()
-        if run and not platform_only:
-            run_samples(checker, Path(runs_dir) if runs_dir else tmp / "runs", progress)
-        report.findings = [f for f in checker.findings if f.platform] if platform_only else checker.findings
-        report.summary = checker.summary() + (" (Codabench's own rules only)" if platform_only else "")
-    return report
-
-
-def format_report(report: CheckReport) -> str:
-    lines = report.messages()
-    if report.ok:
-        lines.append(f"OK {report.bundle}: {report.summary}; {len(report.warnings)} warning(s)")
-    else:
-        lines.append(f"FAILED {report.bundle}: {len(report.errors)} violation(s), {len(report.warnings)} "
-                     "warning(s)")
-    return "\n".join(lines)

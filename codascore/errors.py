@@ -1,0 +1,108 @@
+"""Every exception of codascore, in one place.
+
+SubmissionError and ReferenceDataError decide a scoring step's exit code (docs/architecture.md, "Exit
+codes"). On the command line, UsageError exits 2 and every other one exits 1, as one ``error: ...`` line.
+None reaches Codabench or a user as a traceback::
+
+    CodascoreError
+    ├── UsageError                 a command line that cannot be carried out as written: exit 2
+    ├── SubmissionError            the participant's files are invalid: the scorer exits 1, no scores.json
+    ├── ReferenceDataError         reference data, input data or task.yaml is broken: an organiser's error, exit 2
+    ├── BundleError                a competition bundle cannot be built
+    │   └── WheelError             a pinned wheel cannot be had (download, cache or recorded hash)
+    ├── RunnerError                a local run cannot be set up (missing folders, a refused submission)
+    ├── UnsafeArchiveError         a zip member would escape its folder, or the archive is over a limit (ValueError)
+    ├── TimeLimitExceeded          a child process was killed at its time limit (RuntimeError)
+    ├── ParticipantCodeError       participant code raised, died, or returned something else than plain data
+    │                              (RuntimeError)
+    ├── FormatError                a UAI file breaks its format; names file, line and token (ValueError)
+    ├── AnswerError                a UAI answer is invalid: that instance scores 0 with this reason (ValueError)
+    ├── TrivialAnswerError         the UAI trivial procedure gave a zero-likelihood answer (ValueError)
+    ├── TableTooLarge              UAI exact elimination would build a table over its size limit (MemoryError)
+    ├── WidthExceeded              UAI min-fill found a cluster wider than its limit (ValueError)
+    ├── ModelSyntaxError           an SRBench model string is not an accepted expression (ValueError)
+    └── SimplifyTimeout            a time-limited sympy call ran out of time
+
+The family errors also derive from the builtin their callers used to catch (ValueError, MemoryError,
+RuntimeError), so ``except ValueError`` around a parser still sees them.
+"""
+
+from __future__ import annotations
+
+
+class CodascoreError(Exception):
+    """Base of every codascore exception."""
+
+
+class UsageError(CodascoreError):
+    """A command line that cannot be carried out as written (``codascore`` exits 2, as argparse does)."""
+
+
+class SubmissionError(CodascoreError):
+    """The participant's files are invalid: the scorer exits 1 and writes no scores.json.
+
+    problems: every problem found (a one-line message each, naming file, field, index and value);
+    total: how many there were, when only the first ones are listed."""
+
+    def __init__(self, problems: str | list[str], total: int | None = None):
+        self.problems = [problems] if isinstance(problems, str) else list(problems)
+        self.total = max(total or 0, len(self.problems))
+        super().__init__("; ".join(self.problems))
+
+
+class ReferenceDataError(CodascoreError):
+    """Reference data, input data or task configuration is broken (an organiser's error): the scorer exits 2."""
+
+
+class BundleError(CodascoreError):
+    """The bundle cannot be built (unknown name, a referenced file missing)."""
+
+
+class WheelError(BundleError):
+    """A pinned wheel cannot be had: not downloadable, not cached, or not the recorded bytes."""
+
+
+class RunnerError(CodascoreError):
+    """A local run could not be set up (missing folders, a refused submission archive)."""
+
+
+class UnsafeArchiveError(CodascoreError, ValueError):
+    """A zip member would escape the destination, is a link or device, or the archive is over a limit."""
+
+
+class TimeLimitExceeded(CodascoreError, RuntimeError):
+    """The child was killed at its time limit."""
+
+
+class ParticipantCodeError(CodascoreError, RuntimeError):
+    """Participant code raised, died, or returned something other than plain data; the message holds its
+    traceback when there is one."""
+
+
+class FormatError(CodascoreError, ValueError):
+    """A UAI file does not follow its format; the message names file, line and token."""
+
+
+class AnswerError(CodascoreError, ValueError):
+    """A UAI result file's answer is invalid: the instance scores 0 and this message is its reason."""
+
+
+class TrivialAnswerError(CodascoreError, ValueError):
+    """The UAI trivial procedure gave a zero-likelihood answer: the instance cannot be in the reference set."""
+
+
+class TableTooLarge(CodascoreError, MemoryError):
+    """UAI exact elimination would build a table larger than max_table_size."""
+
+
+class WidthExceeded(CodascoreError, ValueError):
+    """UAI min-fill ordering found a cluster wider than the width limit it was given."""
+
+
+class ModelSyntaxError(CodascoreError, ValueError):
+    """An SRBench model string is not an accepted expression; the message quotes the offending token."""
+
+
+class SimplifyTimeout(CodascoreError):
+    """Raised by the alarm inside a time-limited sympy call (an Exception, like SRBench 2022's SIGALRM
+    handler, so sympy code that catches Exception may swallow it: the alarm repeats)."""
