@@ -32,11 +32,12 @@ from pathlib import Path
 
 import yaml
 
-from codascore import bundle, runner, sandbox, wheels
-from codascore.checker import _Checker, samples_of
+from codascore import bundle, runner, wheels, zips
+from codascore.checker import samples_of
 from codascore.cli import main as cli_main
 from codascore.codabench import VENDOR_DIR, VENDOR_PYTHON
-from codascore.demo import expected_to_fail
+from codascore.competition import task_name_of
+from codascore.registry import get_task
 
 #: Modules the stock image must not have: what the program folders carry, and the project itself.
 ABSENT_FROM_IMAGE = ("sympy", "mpmath", "h5py", "codascore")
@@ -90,7 +91,7 @@ def build_and_extract(work: Path) -> dict[str, Path]:
     # suite's programs carry every family's vendored packages).
     for archive in sorted(dist.glob("*.zip"), key=lambda path: path.stat().st_size):
         roots[archive.stem] = work / "extracted" / archive.stem
-        sandbox.safe_extract(archive, roots[archive.stem])
+        zips.safe_extract(archive, roots[archive.stem])
         print(f"extracted {archive.name} ({archive.stat().st_size / 1e6:.1f} MB)")
     return roots
 
@@ -121,7 +122,7 @@ def describe_environment(python: str, work: Path) -> list[str]:
 def program_folders(root: Path) -> list[Path]:
     competition = yaml.safe_load((root / "competition.yaml").read_text())
     return sorted({root / str(task[key]).strip("/") for task in competition["tasks"]
-                   for key in bundle.PROGRAM_KEYS if task.get(key)})
+                   for key in competition.PROGRAM_KEYS if task.get(key)})
 
 
 def probe_vendored(python: str, roots: dict[str, Path]) -> list[str]:
@@ -153,12 +154,12 @@ def input_key(root: Path, task: str, sample: Path, used_vendor: frozenset[str]) 
     task's own packages are left out."""
     layout = runner.find_layout(root, task)
     parts = {"scoring": bundle.program_entries(layout.scoring_program),
-             "reference": bundle.folder_entries(layout.reference_data),
-             "sample": bundle.folder_entries(sample)}
+             "reference": zips.folder_entries(layout.reference_data),
+             "sample": zips.folder_entries(sample)}
     if layout.ingestion_program is not None:
         parts["ingestion"] = bundle.program_entries(layout.ingestion_program)
     if layout.input_data is not None:
-        parts["input_data"] = bundle.folder_entries(layout.input_data)
+        parts["input_data"] = zips.folder_entries(layout.input_data)
     digest = hashlib.sha256(task.encode())
     for role, entries in sorted(parts.items()):
         for name, path in entries:
@@ -187,8 +188,7 @@ def collect_samples(roots: dict[str, Path]) -> list[Sample]:
     seen: dict[str, Sample] = {}
     for name, root in roots.items():
         competition = yaml.safe_load((root / "competition.yaml").read_text())
-        probe = _Checker(root, competition, from_zip=False, image=bundle.DOCKER_IMAGE)
-        tasks = {task.get("index"): probe.task_name(task) for task in competition["tasks"]}
+        tasks = {task.get("index"): task_name_of(root, task) for task in competition["tasks"]}
         for phase in competition.get("phases") or []:
             for index in phase.get("tasks") or []:
                 task = tasks.get(index)
@@ -238,7 +238,7 @@ def largest_difference(sample: Sample) -> float:
 def verdict(sample: Sample) -> str:
     """'' when the sample behaves: both runs agree, and it scores or fails as its name says."""
     image, project = sample.image, sample.project
-    expected = 1 if expected_to_fail(sample.path.name) else 0
+    expected = 1 if get_task(sample.task).expected_to_fail(sample.path.name) else 0
     if image.exit_code != project.exit_code:
         return f"exit {image.exit_code} under the image interpreter, {project.exit_code} in the project's"
     if not same_scores(image.scores, project.scores):

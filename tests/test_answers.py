@@ -13,12 +13,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-
-from codascore import bundle, bundle_data, checker, runner, seeds
-from codascore.bundle import BundleError
-from codascore.registry import GENERATION_MODULES, all_tasks, get_task
-from conftest import REPO_ROOT
 from test_checker import PHASE1_KEYS, TASK, valid_yaml, write_bundle, zip_folder
+
+from codascore import bundle, bundle_data, checker, competition, runner, seeds, zips
+from codascore.competition import project_root
+from codascore.errors import BundleError
+from codascore.registry import GENERATION_MODULES, all_tasks, get_task
+
+REPO_ROOT = project_root()
 
 TASKS = sorted(all_tasks())
 SEED_A, SEED_B = 2**100 + 20260101, 2**100 + 20260102
@@ -36,9 +38,9 @@ def tree(folder: Path) -> dict[str, bytes]:
 # --------------------------------------------------------------------------- the Task contract
 
 @pytest.mark.parametrize("name", TASKS)
-def test_each_task_declares_its_answer_samples_and_what_only_the_answers_reach(project_root, tmp_path, name):
-    task, ref = get_task(name), project_root / "reference_data" / name
-    demo_samples = {p.name for p in (project_root / "sample_submissions" / name).iterdir() if p.is_dir()}
+def test_each_task_declares_its_answer_samples_and_what_only_the_answers_reach(project_data, tmp_path, name):
+    task, ref = get_task(name), project_data / "reference_data" / name
+    demo_samples = {p.name for p in (project_data / "sample_submissions" / name).iterdir() if p.is_dir()}
     assert set(task.answer_samples) <= demo_samples
     assert set(task.max_scores) <= set(task.score_keys)
     # Only UAI's answers follow from the public inputs (exact inference): nothing there is answers-only.
@@ -50,10 +52,10 @@ def test_each_task_declares_its_answer_samples_and_what_only_the_answers_reach(p
 
 @pytest.mark.parametrize("name, sample", [(n, "exact") for n in TASKS if n.startswith("uai.")]
                          + [("srbench.synthetic", "true_formulas"), ("ariel.retrieval", "ground_truth")])
-def test_the_demo_truth_sample_is_the_tasks_perfect_submission(project_root, tmp_path, name, sample):
-    ref = project_root / "reference_data" / name
+def test_the_demo_truth_sample_is_the_tasks_perfect_submission(project_data, tmp_path, name, sample):
+    ref = project_data / "reference_data" / name
     assert get_task(name).write_perfect_submission(ref, tmp_path / "perfect", task_config(ref, name))
-    assert tree(tmp_path / "perfect") == tree(project_root / "sample_submissions" / name / sample)
+    assert tree(tmp_path / "perfect") == tree(project_data / "sample_submissions" / name / sample)
 
 
 #: What the perfect submission scores: the tasks' documented bounds, and UAI's 100 (which solvers reach too).
@@ -62,30 +64,30 @@ PERFECT_SCORES = {"weak_lensing.phase1": {"R_squared": 1.0}, "ariel.retrieval": 
 
 
 @pytest.mark.parametrize("name", sorted(PERFECT_SCORES))
-def test_the_perfect_submission_reaches_every_documented_bound(project_root, tmp_path, name):
-    task, ref = get_task(name), project_root / "reference_data" / name
+def test_the_perfect_submission_reaches_every_documented_bound(project_data, tmp_path, name):
+    task, ref = get_task(name), project_data / "reference_data" / name
     bounds = {key: top for key, top in task.max_scores.items() if top is not None}
     assert bounds == ({} if name.startswith("uai.") else PERFECT_SCORES[name])
     assert task.write_perfect_submission(ref, tmp_path / "perfect", task_config(ref, name))
-    result = runner.run(name, tmp_path / "perfect", tmp_path / "run", root=project_root, quiet=True)
+    result = runner.run(name, tmp_path / "perfect", tmp_path / "run", root=project_data, quiet=True)
     assert result.scored, result.error
     for key, top in PERFECT_SCORES[name].items():
         assert result.scores[key] == pytest.approx(top, abs=1e-9), key
 
 
-def test_real_world_tracks_have_no_perfect_submission_only_the_r2_bound(project_root, tmp_path):
+def test_real_world_tracks_have_no_perfect_submission_only_the_r2_bound(project_data, tmp_path):
     for name in ("srbench.qualification", "srbench.realworld"):
-        ref = project_root / "reference_data" / name
+        ref = project_data / "reference_data" / name
         assert get_task(name).write_perfect_submission(ref, tmp_path / name, task_config(ref, name)) is False
         assert get_task(name).max_scores == {"mean_r2": 1.0}
 
 
-def test_the_weak_lensing_phase2_perfect_submission_beats_the_hedged_oracle(project_root, tmp_path):
-    name, ref = "weak_lensing.phase2", project_root / "reference_data" / "weak_lensing.phase2"
+def test_the_weak_lensing_phase2_perfect_submission_beats_the_hedged_oracle(project_data, tmp_path):
+    name, ref = "weak_lensing.phase2", project_data / "reference_data" / "weak_lensing.phase2"
     get_task(name).write_perfect_submission(ref, tmp_path / "perfect", task_config(ref, name))
-    perfect = runner.run(name, tmp_path / "perfect", tmp_path / "p", root=project_root, quiet=True)
-    oracle = runner.run(name, project_root / "sample_submissions" / name / "oracle", tmp_path / "o",
-                        root=project_root, quiet=True)
+    perfect = runner.run(name, tmp_path / "perfect", tmp_path / "p", root=project_data, quiet=True)
+    oracle = runner.run(name, project_data / "sample_submissions" / name / "oracle", tmp_path / "o",
+                        root=project_data, quiet=True)
     assert oracle.scores["score"] < perfect.scores["score"] <= 0
 
 
@@ -159,8 +161,8 @@ def test_a_private_seed_gives_the_same_bytes_again_and_another_seed_other_answer
     roots = {label: tmp_path / label for label in ("a", "a_again", "b", "demo")}
     for label, seed in (("a", SEED_A), ("a_again", SEED_A), ("b", SEED_B), ("demo", None)):
         task.generate(roots[label], dict(config), progress=quiet, seed=seed)
-    a = {folder: tree(roots["a"] / folder / name) for folder in bundle.DATA_FOLDERS}
-    assert a == {folder: tree(roots["a_again"] / folder / name) for folder in bundle.DATA_FOLDERS}
+    a = {folder: tree(roots["a"] / folder / name) for folder in competition.DATA_FOLDERS}
+    assert a == {folder: tree(roots["a_again"] / folder / name) for folder in competition.DATA_FOLDERS}
     truth = {label: (root / "reference_data" / name / truth_file).read_bytes() for label, root in roots.items()}
     assert len({truth["a"], truth["b"], truth["demo"]}) == 3
     # The master seed itself goes into no generated file (bundle_data records it in reference data only).
@@ -193,7 +195,7 @@ def test_the_tasks_of_a_bundle_are_read_from_its_yaml():
 # --------------------------------------------------------------------------- program folders
 
 def test_every_generation_module_exists_and_no_program_folder_holds_one():
-    library = {name for name, _ in bundle.folder_entries(bundle.LIBRARY_DIR)}
+    library = {name for name, _ in zips.folder_entries(bundle.LIBRARY_DIR)}
     assert set(GENERATION_MODULES) <= library
     for program in ("scoring_program", "ingestion_program"):
         held = {name for name, _ in bundle.program_entries(REPO_ROOT / program)}
@@ -289,6 +291,7 @@ def test_rules_29_and_30_are_listed():
 
 FAKE_SCORER = """\
 import json, os, sys
+
 inp, out = sys.argv[1], sys.argv[2]
 submitted = json.load(open(os.path.join(inp, "res", "result.json")))
 with open(os.path.join(out, "scores.json"), "w") as f:

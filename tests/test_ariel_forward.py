@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from codascore.ariel import forward
-from codascore.ariel.forward import BuiltinForwardModel, WAVELENGTH_UM, WIDTH_UM
+from codascore.ariel.forward import WAVELENGTH_UM, WIDTH_UM, BuiltinForwardModel
 from codascore.ariel.summaries import official_rows, posterior_spectra
 
 BASE = np.array([1.0, 1200.0, -4.0, -8.0, -8.0, -8.0, -8.0])

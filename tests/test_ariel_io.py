@@ -9,7 +9,7 @@ import pytest
 
 from codascore.ariel import io as ariel_io
 from codascore.ariel.metrics import PRIOR_BOUNDS, SUM_TOLERANCE
-from codascore.task import SubmissionError
+from codascore.errors import SubmissionError
 
 NAMES = [ariel_io.planet_name(i) for i in range(3)]
 

@@ -5,14 +5,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.stats
+from conftest import load_vectors
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import load_vectors
 from codascore.ariel import metrics
-from codascore.ariel.metrics import (PRIOR_BOUNDS, ks_statistic_rows, posterior_exact_score,
-                                     posterior_score, posterior_target_scores,
-                                     posterior_target_scores_batch, spectral_score)
+from codascore.ariel.metrics import (
+    PRIOR_BOUNDS,
+    ks_statistic_rows,
+    posterior_exact_score,
+    posterior_score,
+    posterior_target_scores,
+    posterior_target_scores_batch,
+    spectral_score,
+)
 from codascore.ariel.summaries import Q_LEVELS, argsort_numpy123, summarise_spectra
 
 

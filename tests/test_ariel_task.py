@@ -11,8 +11,8 @@ import yaml
 
 from codascore.ariel import TASKS, posterior_target_scores
 from codascore.ariel import io as ariel_io
+from codascore.errors import ReferenceDataError, SubmissionError
 from codascore.registry import get_task
-from codascore.task import ReferenceDataError, SubmissionError
 
 TASK = TASKS["ariel.retrieval"]
 NAME = TASK.name

@@ -12,7 +12,7 @@ import pytest
 
 from codascore.ariel import forward, taurex_files
 from codascore.ariel.forward import MOLECULES, WAVELENGTH_UM, BuiltinForwardModel, make_forward_model
-from codascore.task import ReferenceDataError
+from codascore.errors import ReferenceDataError
 
 BASE = np.array([1.0, 1200.0, -4.0, -8.0, -8.0, -8.0, -8.0])
 SUN, MJ = 6.9634e8, 1.898e27

@@ -11,12 +11,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from conftest import REPO_ROOT
-from codascore import bundle, bundle_data, checker, sandbox, wheels
+from codascore import bundle, bundle_data, checker, competition, errors, wheels, zips
 from codascore.cli import main as cli_main
+from codascore.competition import project_root
 from codascore.registry import GENERATION_MODULES, all_tasks, get_task
 
-NAMES = sorted(bundle.competition_files(REPO_ROOT))
+REPO_ROOT = project_root()
+
+
+NAMES = sorted(competition.competition_files(REPO_ROOT))
 #: The tests' private seed. Public, as the demo's seeds are; an organiser's comes from bundle.seed. The
 #: Makefile's test-image uses the same one, so both share one generation of the bundle data.
 TEST_SEED = 271828182845904523536028747135266249775
@@ -51,14 +54,14 @@ def test_zip_layout_follows_the_yaml(built, data_root, name):
     with zipfile.ZipFile(built[name]) as archive:
         infos = archive.infolist()
         names = [i.filename for i in infos]
-        source = bundle.competition_files(REPO_ROOT)[name]
+        source = competition.competition_files(REPO_ROOT)[name]
         assert archive.read("competition.yaml") == source.read_bytes()
-    competition = yaml.safe_load(source.read_text())
+    data = yaml.safe_load(source.read_text())
     assert names == sorted(names)
-    assert all(i.date_time == bundle.ZIP_DATE and (i.external_attr >> 16) == 0o100644 for i in infos)
+    assert all(i.date_time == zips.ZIP_DATE and (i.external_attr >> 16) == 0o100644 for i in infos)
     assert not [n for n in names if "__pycache__" in n or n.endswith((".pyc", ".DS_Store"))]
-    assert competition["image"] in names and competition["terms"] in names
-    for task in competition["tasks"]:
+    assert data["image"] in names and data["terms"] in names
+    for task in data["tasks"]:
         for program in ("scoring_program", "ingestion_program"):
             folder = task[program].rstrip("/")
             assert f"{folder}/metadata.yaml" in names
@@ -68,13 +71,13 @@ def test_zip_layout_follows_the_yaml(built, data_root, name):
             assert not {f"{folder}/codascore/{module}" for module in GENERATION_MODULES} & set(names)
         reference = data_root / task["reference_data"]
         if reference.is_dir():
-            expected = {f"{task['reference_data'].rstrip('/')}/{n}" for n, _ in bundle.folder_entries(reference)}
+            expected = {f"{task['reference_data'].rstrip('/')}/{n}" for n, _ in zips.folder_entries(reference)}
             assert expected <= set(names)
             assert f"{task['reference_data'].rstrip('/')}/{bundle_data.PROVENANCE_FILE}" in names
     # Each program folder carries exactly the pinned packages its tasks need (wheels.lock), without tests.
     vendored = {n for n, _ in wheels.vendored_files(
-        [Path(t["reference_data"]).name for t in competition["tasks"]], bundle.WHEELS_LOCK, bundle.WHEELS_CACHE)}
-    for folder in {task[key].rstrip("/") for task in competition["tasks"] for key in bundle.PROGRAM_KEYS}:
+        [Path(t["reference_data"]).name for t in data["tasks"]], bundle.WHEELS_LOCK, bundle.WHEELS_CACHE)}
+    for folder in {task[key].rstrip("/") for task in data["tasks"] for key in competition.PROGRAM_KEYS}:
         assert {n[len(folder) + 1:] for n in names if n.startswith(f"{folder}/vendor/")} == vendored
 
 
@@ -151,7 +154,7 @@ def test_a_missing_folder_of_an_available_task_stops_the_build(tmp_path):
     (root / "competitions" / "x.yaml").write_text(
         "version: 2\ntasks:\n  - index: 0\n    scoring_program: scoring_program\n"
         "    reference_data: reference_data/weak_lensing.phase1\n")
-    with pytest.raises(bundle.BundleError, match=r"tasks\[0\].scoring_program names 'scoring_program'"):
+    with pytest.raises(errors.BundleError, match=r"tasks\[0\].scoring_program names 'scoring_program'"):
         bundle.build_bundle("x", root, tmp_path / "dist", data_root=root)
 
 
@@ -166,12 +169,12 @@ def extracted(built, tmp_path_factory) -> dict[str, Path]:
     roots = {}
     for name, archive in built.items():
         roots[name] = tmp_path_factory.mktemp(f"extracted-{name}")
-        sandbox.safe_extract(archive, roots[name])
+        zips.safe_extract(archive, roots[name])
     return roots
 
 
 def tree(folder: Path) -> dict[str, bytes]:
-    return {name: path.read_bytes() for name, path in bundle.folder_entries(folder)}
+    return {name: path.read_bytes() for name, path in zips.folder_entries(folder)}
 
 
 def kit_samples(root: Path, task: str) -> dict[str, dict[str, bytes]]:
@@ -215,10 +218,10 @@ def test_no_starting_kit_sample_reaches_what_only_the_answers_reach(built, extra
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_every_source_yaml_passes_the_checker_from_the_project_tree(project_root, name):
+def test_every_source_yaml_passes_the_checker_from_the_project_tree(project_data, name):
     """A family YAML in competitions/ is read with the repository root as its root, as the zip will be."""
-    source = bundle.competition_files(project_root)[name]
-    assert checker.yaml_root_of(source) == project_root.resolve()
+    source = competition.competition_files(project_data)[name]
+    assert competition.yaml_root_of(source) == project_data.resolve()
     report = checker.check_bundle(source)
     assert report.ok, report.messages()
 

@@ -11,7 +11,8 @@ from typing import Callable
 import pytest
 import yaml
 
-from codascore import bundle, checker
+from codascore import bundle, checker, competition, zips
+from codascore.checker import schema
 from codascore.cli import main as cli_main
 from codascore.registry import get_task
 from codascore.task import Task
@@ -75,7 +76,7 @@ def write_bundle(folder: Path, competition: dict | str,
 
 
 def zip_folder(folder: Path, target: Path) -> Path:
-    target.write_bytes(bundle.zip_bytes(bundle.folder_entries(folder)))
+    target.write_bytes(zips.zip_bytes(zips.folder_entries(folder)))
     return target
 
 
@@ -259,7 +260,7 @@ def broken_bundle(tmp_path: Path, mutate, files) -> Path:
     if mutate:
         mutate(data)
     if files and files.get("scoring.zip") == "WRAPPED":
-        files = {"scoring.zip": bundle.zip_bytes([("scoring_program/metadata.yaml", b"command: python3 s.py\n"),
+        files = {"scoring.zip": zips.zip_bytes([("scoring_program/metadata.yaml", b"command: python3 s.py\n"),
                                                   ("scoring_program/s.py", b"print(1)\n")])}
     return write_bundle(tmp_path / "b", data, files)
 
@@ -369,7 +370,7 @@ def test_not_a_zip_is_rejected(tmp_path):
 def test_competition_yaml_inside_a_wrapper_folder_is_rejected(tmp_path):
     folder = write_bundle(tmp_path / "b", valid_yaml())
     target = tmp_path / "wrapped.zip"
-    target.write_bytes(bundle.zip_bytes(bundle.folder_entries(folder, prefix="my_bundle/")))
+    target.write_bytes(zips.zip_bytes(zips.folder_entries(folder, prefix="my_bundle/")))
     report = checker.check_bundle(target)
     assert not report.ok
     assert "competition.yaml is missing from zip" in report.errors[0].message
@@ -410,11 +411,9 @@ class _Phase2Like(Task):
 
 
 def _with_fixture_task(monkeypatch):
-    import codascore.registry as registry
+    import codascore.weak_lensing as family
 
-    real = registry.get_task
-    monkeypatch.setattr(registry, "get_task",
-                        lambda name: _Phase2Like() if name == _Phase2Like.name else real(name))
+    monkeypatch.setitem(family.TASKS, _Phase2Like.name, _Phase2Like())
 
 
 def _two_phase_yaml(second_phase_tasks: list[int]) -> dict:
@@ -528,7 +527,7 @@ def test_any_value_anywhere_gives_findings_never_a_crash(tmp_path, value):
             assert not report.ok, path
 
 
-@pytest.mark.parametrize("yaml_file", sorted(bundle.competition_files(bundle.project_root()).values()),
+@pytest.mark.parametrize("yaml_file", sorted(competition.competition_files(competition.project_root()).values()),
                          ids=lambda path: path.name)
 def test_project_phase_dates_are_stored_as_written_with_no_overlap(yaml_file):
     """As Codabench stores them, no phase of the project's YAML files ends before 23:59 on its stated day,
@@ -536,7 +535,7 @@ def test_project_phase_dates_are_stored_as_written_with_no_overlap(yaml_file):
     phases = yaml.safe_load(yaml_file.read_text())["phases"]
     stored = []
     for phase in sorted(phases, key=lambda p: p.get("index", 0)):
-        start, end = (checker.platform_datetime(phase.get(key)) for key in ("start", "end"))
+        start, end = (schema.platform_datetime(phase.get(key)) for key in ("start", "end"))
         if end is not None:
             stated_day = str(phase["end"])[:10]
             assert str(end.date()) == stated_day and end.time() >= dt.time(23, 59), \

@@ -4,9 +4,10 @@ bundle has a small scoring program of its own that breaks one rule of the scorin
 from __future__ import annotations
 
 import pytest
+from test_checker import TASK, valid_yaml, write_bundle
 
 from codascore import checker
-from test_checker import TASK, write_bundle, valid_yaml
+from codascore.checker import runs
 
 # A scorer that behaves: valid scores for a valid sample, exit 1 with ERROR: for a sample marked invalid.
 SCORER = """\
@@ -96,4 +97,4 @@ def test_reference_values_are_read_from_npy_hdf5_and_text(tmp_path):
     with h5py.File(tmp_path / "truth.h5", "w") as handle:
         handle["planet/trace"] = np.array([2.718281828])
     (tmp_path / "scaler.json").write_text('{"mean": [0.31415926535]}')
-    assert checker.reference_strings(tmp_path) == {"0.123456789", "2.718281828", "0.31415926535"}
+    assert runs.reference_strings(tmp_path) == {"0.123456789", "2.718281828", "0.31415926535"}

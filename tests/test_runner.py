@@ -15,32 +15,21 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import REPO_ROOT
-from codascore import runner, sandbox
-from codascore.registry import get_task
+from codascore import errors, runner, sandbox
 from codascore.weak_lensing import metrics
 
 TASK = "weak_lensing.phase1"
-
-
-@pytest.fixture(scope="session")
-def project_root() -> Path:
-    """The project with its generated data (made here when `make data` has not run)."""
-    if not (REPO_ROOT / "reference_data" / TASK).is_dir():
-        task = get_task(TASK)
-        task.generate(REPO_ROOT, dict(task.defaults), progress=lambda message: None)
-    return REPO_ROOT
 
 
 def sample(root: Path, name: str) -> Path:
     return root / "sample_submissions" / TASK / name
 
 
-def test_calibrated_sample_end_to_end_matches_the_metrics(project_root, tmp_path):
-    result = runner.run(TASK, sample(project_root, "calibrated"), tmp_path / "run", root=project_root, quiet=True)
+def test_calibrated_sample_end_to_end_matches_the_metrics(project_data, tmp_path):
+    result = runner.run(TASK, sample(project_data, "calibrated"), tmp_path / "run", root=project_data, quiet=True)
     assert result.scored, (result.violations, result.error)
-    truth = np.load(project_root / "reference_data" / TASK / "label_test.npy")[:, :2]
-    submitted = json.loads((sample(project_root, "calibrated") / "result.json").read_text())
+    truth = np.load(project_data / "reference_data" / TASK / "label_test.npy")[:, :2]
+    submitted = json.loads((sample(project_data, "calibrated") / "result.json").read_text())
     expected = metrics.inference_score(truth, submitted["means"], submitted["errorbars"])
     assert result.scores["score"] == pytest.approx(expected, rel=1e-12)
     assert 0.6 < result.scores["avg_coverage"] < 0.76
@@ -53,8 +42,8 @@ def test_calibrated_sample_end_to_end_matches_the_metrics(project_root, tmp_path
     assert not (scoring / "program" / "score.py").stat().st_mode & stat.S_IXUSR
 
 
-def test_invalid_sample_fails_with_exit_1(project_root, tmp_path):
-    result = runner.run(TASK, sample(project_root, "invalid_nan"), tmp_path / "run", root=project_root, quiet=True)
+def test_invalid_sample_fails_with_exit_1(project_data, tmp_path):
+    result = runner.run(TASK, sample(project_data, "invalid_nan"), tmp_path / "run", root=project_data, quiet=True)
     assert result.exit_code == 1 and not result.scores and not result.violations
     assert "means[1333][1]" in result.error
 
@@ -69,10 +58,10 @@ def zip_with(path: Path, entries: dict[str, bytes], modes: dict[str, int] | None
     return path
 
 
-def test_zipped_wrapper_folder_is_scored_with_a_warning(project_root, tmp_path):
-    data = (sample(project_root, "calibrated") / "result.json").read_bytes()
+def test_zipped_wrapper_folder_is_scored_with_a_warning(project_data, tmp_path):
+    data = (sample(project_data, "calibrated") / "result.json").read_bytes()
     archive = zip_with(tmp_path / "sub.zip", {"my_submission/result.json": data})
-    result = runner.run(TASK, archive, tmp_path / "run", root=project_root, quiet=True)
+    result = runner.run(TASK, archive, tmp_path / "run", root=project_data, quiet=True)
     assert result.scored
     details = json.loads((result.run_dir / "scoring" / "output" / "details.json").read_text())
     assert any("wrapper folder" in w for w in details["warnings"])
@@ -84,45 +73,46 @@ def test_zipped_wrapper_folder_is_scored_with_a_warning(project_root, tmp_path):
     ("/tmp/absolute.txt", None, "absolute"),
     ("link", 0o120777, "symbolic link"),
 ])
-def test_unsafe_zip_entries_are_refused_before_anything_is_written(project_root, tmp_path, name, mode, message):
+def test_unsafe_zip_entries_are_refused_before_anything_is_written(project_data, tmp_path, name, mode, message):
     archive = zip_with(tmp_path / "evil.zip", {"result.json": b"{}", name: b"/etc/passwd"},
                        {name: mode} if mode else None)
-    result = runner.run(TASK, archive, tmp_path / "run", root=project_root, quiet=True)
+    result = runner.run(TASK, archive, tmp_path / "run", root=project_data, quiet=True)
     assert result.exit_code is None and not result.scores
     assert any(message in v for v in result.violations)
     assert not (tmp_path / "escaped.txt").exists() and not (tmp_path / "run" / "escaped.txt").exists()
     assert not (tmp_path / "run" / "prediction" / "ingested_program" / "result.json").exists()
 
 
-def test_archive_over_the_size_limit_is_refused(project_root, tmp_path):
+def test_archive_over_the_size_limit_is_refused(project_data, tmp_path):
     archive = zip_with(tmp_path / "big.zip", {"result.json": b"0" * 5000})
-    result = runner.run(TASK, archive, tmp_path / "run", root=project_root, quiet=True, max_submission_bytes=1000)
+    result = runner.run(TASK, archive, tmp_path / "run", root=project_data, quiet=True, max_submission_bytes=1000)
     assert any("more than 1000 bytes" in v for v in result.violations)
 
 
-def fake_root(project_root: Path, tmp_path: Path, command: str, script: str) -> Path:
+def fake_root(project_data: Path, tmp_path: Path, command: str, script: str) -> Path:
     """A bundle source whose scoring program is a small script, to observe how the runner runs it."""
     root = tmp_path / "bundle"
     (root / "scoring_program").mkdir(parents=True)
     (root / "scoring_program" / "metadata.yaml").write_text(yaml.safe_dump({"command": command}))
     (root / "scoring_program" / "probe.py").write_text(script)
-    shutil.copytree(project_root / "reference_data" / TASK, root / "reference_data" / TASK)
+    shutil.copytree(project_data / "reference_data" / TASK, root / "reference_data" / TASK)
     return root
 
 
 PROBE = """
 import json, sys, os
+
 out = sys.argv[1]
 json.dump({"argv": sys.argv[2:], "cwd": os.getcwd()}, open(os.path.join(out, "argv.json"), "w"))
 json.dump({"score": 1.0}, open(os.path.join(out, "scores.json"), "w"))
 """
 
 
-def test_command_is_split_with_shlex_and_run_without_a_shell(project_root, tmp_path):
-    root = fake_root(project_root, tmp_path,
+def test_command_is_split_with_shlex_and_run_without_a_shell(project_data, tmp_path):
+    root = fake_root(project_data, tmp_path,
                      "python3 /app/program/probe.py /app/output '$HOME' && touch /app/output/pwned ; echo `id`",
                      PROBE)
-    result = runner.run(TASK, sample(project_root, "calibrated"), tmp_path / "run", root=root, quiet=True)
+    result = runner.run(TASK, sample(project_data, "calibrated"), tmp_path / "run", root=root, quiet=True)
     output = result.run_dir / "scoring" / "output"
     probe = json.loads((output / "argv.json").read_text())
     assert probe["argv"] == ["$HOME", "&&", "touch", str(output / "pwned"), ";", "echo", "`id`"]
@@ -139,48 +129,48 @@ def wrapper_interpreter(folder: Path) -> tuple[Path, Path]:
     return wrapper, log
 
 
-def test_run_python_maps_python3_onto_the_given_interpreter(project_root, tmp_path):
-    root = fake_root(project_root, tmp_path, "python3 /app/program/probe.py /app/output", PROBE)
+def test_run_python_maps_python3_onto_the_given_interpreter(project_data, tmp_path):
+    root = fake_root(project_data, tmp_path, "python3 /app/program/probe.py /app/output", PROBE)
     wrapper, log = wrapper_interpreter(tmp_path)
-    result = runner.run(TASK, sample(project_root, "calibrated"), tmp_path / "run", root=root, quiet=True,
+    result = runner.run(TASK, sample(project_data, "calibrated"), tmp_path / "run", root=root, quiet=True,
                         python=str(wrapper))
     assert result.exit_code == 0 and result.scores == {"score": 1.0}, result.error
     program = result.run_dir / "scoring" / "program"
     assert log.read_text().splitlines() == [f"{wrapper} {program / 'probe.py'} {result.run_dir / 'scoring' / 'output'}"]
     # Without it, this interpreter runs the command and the wrapper is not called again.
-    assert runner.run(TASK, sample(project_root, "calibrated"), tmp_path / "again", root=root,
+    assert runner.run(TASK, sample(project_data, "calibrated"), tmp_path / "again", root=root,
                       quiet=True).exit_code == 0
     assert len(log.read_text().splitlines()) == 1
 
 
-def test_cli_run_python_uses_the_interpreter_or_names_a_missing_one(project_root, tmp_path, capsys, monkeypatch):
+def test_cli_run_python_uses_the_interpreter_or_names_a_missing_one(project_data, tmp_path, capsys, monkeypatch):
     from codascore.cli import main as cli_main
 
     wrapper, log = wrapper_interpreter(tmp_path)
     monkeypatch.chdir(tmp_path)  # a relative --python is found from here, though the step runs elsewhere
-    assert cli_main(["run", TASK, str(sample(project_root, "calibrated")), "--root", str(project_root),
+    assert cli_main(["run", TASK, str(sample(project_data, "calibrated")), "--root", str(project_data),
                      "--out", str(tmp_path / "run"), "--python", "./other-python"]) == 0
     assert "score.py" in log.read_text()
-    assert cli_main(["run", TASK, str(sample(project_root, "calibrated")), "--root", str(project_root),
+    assert cli_main(["run", TASK, str(sample(project_data, "calibrated")), "--root", str(project_data),
                      "--out", str(tmp_path / "run"), "--python", "no-such-python3.12"]) == 2
-    assert "python interpreter 'no-such-python3.12' not found" in capsys.readouterr().err
+    assert "error: --python: python interpreter 'no-such-python3.12' not found" in capsys.readouterr().err
 
 
-def test_contract_check_reports_missing_and_non_finite_keys(project_root, tmp_path):
+def test_contract_check_reports_missing_and_non_finite_keys(project_data, tmp_path):
     script = PROBE.replace('{"score": 1.0}', '{"score": float("nan")}')
-    root = fake_root(project_root, tmp_path, "python3 /app/program/probe.py /app/output", script)
-    result = runner.run(TASK, sample(project_root, "calibrated"), tmp_path / "run", root=root, quiet=True)
+    root = fake_root(project_data, tmp_path, "python3 /app/program/probe.py /app/output", script)
+    result = runner.run(TASK, sample(project_data, "calibrated"), tmp_path / "run", root=root, quiet=True)
     assert not result.scored
     assert any("'score' = nan" in v for v in result.violations)
     assert any("lacks the column key 'avg_coverage'" in v for v in result.violations)
 
 
-def test_time_limit_is_enforced(project_root, tmp_path):
-    root = fake_root(project_root, tmp_path, "python3 /app/program/probe.py",
+def test_time_limit_is_enforced(project_data, tmp_path):
+    root = fake_root(project_data, tmp_path, "python3 /app/program/probe.py",
                      "import time, subprocess, sys\n"
                      "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
                      "time.sleep(60)\n")
-    result = runner.run(TASK, sample(project_root, "calibrated"), tmp_path / "run", root=root, quiet=True,
+    result = runner.run(TASK, sample(project_data, "calibrated"), tmp_path / "run", root=root, quiet=True,
                         time_limit=1.0)
     assert result.exit_code is None and not result.scores
     assert "Execution Time Limit exceeded" in result.error
@@ -189,11 +179,11 @@ def test_time_limit_is_enforced(project_root, tmp_path):
 
 def test_call_with_time_limit_returns_raises_and_kills():
     assert sandbox.call_with_time_limit(sum, ([1, 2, 3],), timeout=30) == 6
-    with pytest.raises(sandbox.ParticipantCodeError, match="ZeroDivisionError"):
+    with pytest.raises(errors.ParticipantCodeError, match="ZeroDivisionError"):
         sandbox.call_with_time_limit(lambda: 1 / 0, timeout=30)
     import time
 
-    with pytest.raises(sandbox.TimeLimitExceeded):
+    with pytest.raises(errors.TimeLimitExceeded):
         sandbox.call_with_time_limit(time.sleep, (60,), timeout=0.5)
 
 
@@ -214,7 +204,7 @@ def _return_arrays():
 
 def test_child_results_are_plain_data_only(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(sandbox.ParticipantCodeError, match="plain data"):
+    with pytest.raises(errors.ParticipantCodeError, match="plain data"):
         sandbox.call_with_time_limit(_return_sneaky, timeout=30)
     assert not (tmp_path / "sandbox_pwned").exists()
     result = sandbox.call_with_time_limit(_return_arrays, timeout=30)

@@ -16,8 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codascore.codabench import clean_scores
+from codascore.competition import project_root
 from codascore.registry import get_task
-from conftest import REPO_ROOT
+
+REPO_ROOT = project_root()
+
 
 SCORE_PY = REPO_ROOT / "scoring_program" / "score.py"
 TRUTH = [[0.31, 0.82], [0.22, 0.75], [0.45, 0.90]]

@@ -8,8 +8,14 @@ import math
 import pytest
 from conftest import load_vectors
 
-from codascore.srbench import (canonicalize, complexity, feature_absence_score, simplicity,
-                               simplicity_from_nodes, symbolic_equivalence)
+from codascore.srbench import (
+    canonicalize,
+    complexity,
+    feature_absence_score,
+    simplicity,
+    simplicity_from_nodes,
+    symbolic_equivalence,
+)
 from codascore.srbench.workers import run_jobs
 
 EF_VARS = [f"x{i}" for i in range(5)]

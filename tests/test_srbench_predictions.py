@@ -16,11 +16,11 @@ from sklearn.metrics import r2_score
 from test_srbench_tasks import make_bundle
 
 from codascore import runner
+from codascore.errors import ReferenceDataError, SubmissionError
 from codascore.registry import get_task
 from codascore.srbench import io
 from codascore.srbench.evaluation import score_runs
 from codascore.srbench.ingestion import fit_reply_problem
-from codascore.task import ReferenceDataError, SubmissionError
 
 TASK = "srbench.synthetic"
 SMALL = {"datasets": ["exact_formula_easier", "noise_easy"], "seeds": [2082, 3946], "max_rows": 40,

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from codascore import bundle, runner
+from codascore import competition, runner
+from codascore.errors import ReferenceDataError, SubmissionError
 from codascore.registry import get_task
 from codascore.srbench import io
 
@@ -21,7 +22,7 @@ SMALL = {"datasets": ["exact_formula_easier", "featureselection_easy", "localopt
 
 def make_bundle(root: Path, config: dict) -> Path:
     """The programs and the generated data of srbench.synthetic under root, as the local runner wants them."""
-    project = bundle.project_root()
+    project = competition.project_root()
     for program in ("scoring_program", "ingestion_program"):
         shutil.copytree(project / program, root / program)
     task = get_task(TASK)
@@ -128,14 +129,12 @@ def test_malformed_models_json_is_refused_with_the_key_named(root, tmp_path, con
     config = task.load_config({})
     reference = task.load_reference(root / "reference_data" / TASK, config)
     (tmp_path / io.MODELS_FILE).write_text(content)
-    from codascore.task import SubmissionError
 
     with pytest.raises(SubmissionError, match=message):
         task.load_submission(tmp_path, reference, config)
 
 
 def test_bad_configuration_is_an_organiser_error():
-    from codascore.task import ReferenceDataError
 
     with pytest.raises(ReferenceDataError, match="aggregate"):
         get_task(TASK).load_config({"aggregate": "max"})

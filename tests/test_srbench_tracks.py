@@ -11,9 +11,9 @@ import yaml
 from conftest import load_vectors
 
 from codascore.cli import main as cli_main
+from codascore.errors import ReferenceDataError, SubmissionError
 from codascore.registry import get_task
 from codascore.srbench.tracks import clean_column, head_to_head, representative
-from codascore.task import ReferenceDataError, SubmissionError
 
 
 @pytest.fixture(scope="module")

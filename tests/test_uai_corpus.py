@@ -11,8 +11,9 @@ import functools
 import math
 
 import pytest
-
 from conftest import SHARED_DIR, shared_path
+
+from codascore import errors
 from codascore.uai import engine, formats, metrics
 
 CORPUS = SHARED_DIR / "uai2014"
@@ -63,7 +64,7 @@ def _within_width(name: str) -> bool:
     model, evidence = load(_folder(name), name)
     try:
         engine.induced_width(model, evidence, max_width=MAX_WIDTH)
-    except engine.WidthExceeded:
+    except errors.WidthExceeded:
         return False
     return True
 
@@ -94,7 +95,7 @@ def test_exact_engine_reproduces_official_pr_and_mar(name):
 
 def test_memory_limit_stops_before_building_a_large_table():
     model, evidence = load("PR", "Grids_12")
-    with pytest.raises(engine.TableTooLarge, match="max_table_size = 1000"):
+    with pytest.raises(errors.TableTooLarge, match="max_table_size = 1000"):
         engine.log10_partition(model, evidence, max_table_size=1000)
 
 

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from codascore.errors import AnswerError, FormatError
 from codascore.uai import engine, formats, log10_likelihood, trivial
-from codascore.uai.formats import AnswerError, FormatError
 
 TINY = """c a comment line
 MARKOV

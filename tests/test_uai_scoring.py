@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import REPO_ROOT
 from codascore import runner
+from codascore.errors import ReferenceDataError, SubmissionError
 from codascore.uai import TASKS, formats, hellinger, instance_score, metrics
 from codascore.uai.tasks import update_best
 
@@ -153,7 +153,6 @@ def test_better_than_best_mpe_scores_100_and_is_reported(generated, tmp_path):
 
 
 def test_reference_errors_are_organiser_errors(generated, tmp_path):
-    from codascore.task import ReferenceDataError
 
     ref = tmp_path / "ref"
     shutil.copytree(generated / "reference_data" / "uai.pr", ref)
@@ -173,22 +172,12 @@ def test_generation_is_deterministic(generated, tmp_path):
             assert twin.read_bytes() == path.read_bytes(), path.name
 
 
-@pytest.fixture(scope="module")
-def project_root():
-    if not (REPO_ROOT / "scoring_program").is_dir():
-        pytest.skip("no scoring_program in this checkout")
-    for task in TASKS.values():
-        if not (REPO_ROOT / "sample_submissions" / task.name).is_dir():
-            task.generate(REPO_ROOT, dict(task.defaults), progress=lambda message: None)
-    return REPO_ROOT
-
-
 @pytest.mark.parametrize("name", ["uai.pr", "uai.mmap"])
-def test_end_to_end_samples_through_the_runner(project_root, tmp_path, name):
-    samples = project_root / "sample_submissions" / name
-    exact = runner.run(name, samples / "exact", tmp_path / "exact", root=project_root, quiet=True)
+def test_end_to_end_samples_through_the_runner(project_data, tmp_path, name):
+    samples = project_data / "sample_submissions" / name
+    exact = runner.run(name, samples / "exact", tmp_path / "exact", root=project_data, quiet=True)
     assert exact.scored and exact.scores["score"] == 100.0
-    bad = runner.run(name, samples / "invalid_no_result_files", tmp_path / "bad", root=project_root, quiet=True)
+    bad = runner.run(name, samples / "invalid_no_result_files", tmp_path / "bad", root=project_data, quiet=True)
     assert bad.exit_code == 1 and not bad.violations
     page = (tmp_path / "exact" / "scoring" / "output" / "detailed_results.html")
     if not page.exists():
@@ -196,10 +185,10 @@ def test_end_to_end_samples_through_the_runner(project_root, tmp_path, name):
     assert "Per-instance scores" in page.read_text()
 
 
-def test_code_submission_runs_the_solver_per_instance(project_root, tmp_path):
+def test_code_submission_runs_the_solver_per_instance(project_data, tmp_path):
     name = "uai.mar"
-    result = runner.run(name, project_root / "sample_submissions" / name / "code_loopy_bp", tmp_path / "code",
-                        root=project_root, quiet=True)
+    result = runner.run(name, project_data / "sample_submissions" / name / "code_loopy_bp", tmp_path / "code",
+                        root=project_data, quiet=True)
     assert result.scored and result.scores["n_answered"] == 7 and result.scores["score"] > 50.0
 
 
@@ -207,7 +196,7 @@ def test_reference_cli_rebuilds_the_values_from_a_models_folder(generated, tmp_p
     from codascore.cli import main
 
     models = generated / "reference_data" / "uai.mmap" / "models"
-    assert main(["uai", "reference", "uai.mmap", str(models), str(tmp_path / "out")]) == 0
+    assert main(["reference", "uai.mmap", str(models), str(tmp_path / "out")]) == 0
     assert "[7/7] uai.mmap" in capsys.readouterr().out
     rebuilt = json.loads((tmp_path / "out" / "reference.json").read_text())["instances"]
     original = json.loads((generated / "reference_data" / "uai.mmap" / "reference.json").read_text())["instances"]
@@ -215,8 +204,9 @@ def test_reference_cli_rebuilds_the_values_from_a_models_folder(generated, tmp_p
     for record in rebuilt:
         assert record["best_log10"] == pytest.approx(by_id[record["id"]]["best_log10"], abs=1e-12)
         assert record["trivial_log10"] == pytest.approx(by_id[record["id"]]["trivial_log10"], abs=1e-12)
-    assert main(["uai", "reference", "uai.mmap", str(models), str(tmp_path / "small"), "--max-table-size", "4"]) == 2
-    assert "max_table_size = 4" in capsys.readouterr().err
+    assert main(["reference", "uai.mmap", str(models), str(tmp_path / "small"), "--set", "max_table_size=4"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: ") and "max_table_size = 4" in err and not (tmp_path / "small").exists()
 
 
 def test_pr_minus_infinity_worse_than_trivial_and_mar_renormalisation(generated, tmp_path):
@@ -246,7 +236,6 @@ def test_pr_minus_infinity_worse_than_trivial_and_mar_renormalisation(generated,
 
 
 def test_ingestion_runs_run_sh_per_instance_and_reports_a_failing_solver(generated, tmp_path):
-    from codascore.task import SubmissionError
 
     task = TASKS["uai.pr"]
     config = task.load_config({"time_limit": 10.0})

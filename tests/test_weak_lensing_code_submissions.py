@@ -11,10 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import REPO_ROOT
 from codascore import runner
+from codascore.errors import SubmissionError
 from codascore.registry import get_task
-from codascore.task import SubmissionError
 from codascore.weak_lensing.ingestion import result_from_predictions
 
 PHASES = ("weak_lensing.phase1", "weak_lensing.phase2")
@@ -147,52 +146,42 @@ def test_wrong_shapes_of_answer_are_explained(predictions, message):
 
 # --------------------------------------------------------------------------- end to end (local runner)
 
-@pytest.fixture(scope="module")
-def project_root() -> Path:
-    """The project with its generated data (made here when `make data` has not run)."""
-    for name in PHASES:
-        if not (REPO_ROOT / "input_data" / name / "test_maps.npy").is_file():
-            task = get_task(name)
-            task.generate(REPO_ROOT, dict(task.defaults), progress=lambda message: None)
-    return REPO_ROOT
-
-
 #: The samples run end to end here (the demo runs all of them; the others are checked in-process below).
 END_TO_END = ("code_baseline", "dummy", "broken_model")
 
 
 @pytest.fixture(scope="module")
-def sample_runs(project_root, tmp_path_factory) -> dict[tuple[str, str], runner.RunResult]:
+def sample_runs(project_data, tmp_path_factory) -> dict[tuple[str, str], runner.RunResult]:
     """Sample submissions of both phases through the local runner, as the demo runs them."""
     out = tmp_path_factory.mktemp("runs")
-    return {(name, sample): runner.run(name, project_root / "sample_submissions" / name / sample,
-                                       out / name / sample, root=project_root, quiet=True)
+    return {(name, sample): runner.run(name, project_data / "sample_submissions" / name / sample,
+                                       out / name / sample, root=project_data, quiet=True)
             for name in PHASES for sample in END_TO_END}
 
 
-def in_process_scores(project_root: Path, name: str, folder: Path) -> dict:
+def in_process_scores(project_data: Path, name: str, folder: Path) -> dict:
     """Scores of a result submission computed in this process (SubmissionError when invalid)."""
     task = get_task(name)
     config = task.load_config({})
-    reference = task.load_reference(project_root / "reference_data" / name, config)
+    reference = task.load_reference(project_data / "reference_data" / name, config)
     return task.score(reference, task.load_submission(folder, reference, config), config).scores
 
 
 @pytest.fixture(scope="module")
-def scores(sample_runs, project_root) -> dict[str, dict[str, dict]]:
+def scores(sample_runs, project_data) -> dict[str, dict[str, dict]]:
     """phase -> sample -> scores: end-to-end runs, and the other result samples in process."""
     table = {name: {} for name in PHASES}
     for (name, sample), result in sample_runs.items():
         table[name][sample] = result.scores
     for name in PHASES:
-        for folder in sorted((project_root / "sample_submissions" / name).iterdir()):
+        for folder in sorted((project_data / "sample_submissions" / name).iterdir()):
             if folder.name in END_TO_END:
                 continue
             if folder.name.startswith("invalid"):
                 with pytest.raises(SubmissionError):
-                    in_process_scores(project_root, name, folder)
+                    in_process_scores(project_data, name, folder)
             else:
-                table[name][folder.name] = in_process_scores(project_root, name, folder)
+                table[name][folder.name] = in_process_scores(project_data, name, folder)
     return table
 
 
@@ -222,12 +211,12 @@ def test_baseline_beats_the_dummy_and_constant_in_phase2(scores):
     assert phase2["oracle"]["tpr_low_fpr"] == 1.0
 
 
-def test_code_submission_result_is_what_a_result_submission_holds(sample_runs, project_root):
+def test_code_submission_result_is_what_a_result_submission_holds(sample_runs, project_data):
     """The result.json the ingestion step wrote, scored as a result submission, gives the same scores."""
     for name in PHASES:
         baseline = sample_runs[name, "code_baseline"]
         written = baseline.run_dir / "prediction" / "output"
-        assert in_process_scores(project_root, name, written) == pytest.approx(baseline.scores, rel=1e-12)
+        assert in_process_scores(project_data, name, written) == pytest.approx(baseline.scores, rel=1e-12)
 
 
 def test_broken_model_fails_with_its_traceback_shown(sample_runs):

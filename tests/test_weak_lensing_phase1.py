@@ -6,11 +6,11 @@ import math
 
 import numpy as np
 import pytest
+from conftest import load_vectors
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from conftest import load_vectors
 from codascore.weak_lensing import coverage, inference_score, metrics
 
 

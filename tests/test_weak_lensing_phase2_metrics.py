@@ -7,11 +7,11 @@ import math
 
 import numpy as np
 import pytest
+from conftest import load_vectors
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
-from conftest import load_vectors
 from codascore.weak_lensing import ood_score, tpr_at_low_fpr
 
 EPS = 1e-15

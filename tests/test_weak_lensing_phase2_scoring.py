@@ -13,8 +13,11 @@ import numpy as np
 import pytest
 import yaml
 
-from conftest import REPO_ROOT
+from codascore.competition import project_root
 from codascore.weak_lensing import ood_score, tpr_at_low_fpr
+
+REPO_ROOT = project_root()
+
 
 SCORE_PY = REPO_ROOT / "scoring_program" / "score.py"
 IS_OOD = [0, 1, 0, 0, 1, 0, 1, 0]

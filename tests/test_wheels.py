@@ -14,12 +14,16 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from conftest import REPO_ROOT
-from codascore import bundle, codabench, wheels
+from codascore import bundle, codabench, errors, wheels
 from codascore.cli import main as cli_main
+from codascore.competition import project_root
 from codascore.registry import FAMILIES
+
+REPO_ROOT = project_root()
+
 
 WHEEL_FILES = {
     "demo_pkg/__init__.py": b"VALUE = 1\n",
@@ -87,7 +91,7 @@ def test_downloaded_bytes_other_than_the_locked_hash_are_refused_in_one_line(ser
     lock, cache, data = served
     other = hashlib.sha256(data + b"x").hexdigest()
     write_lock(lock, (tmp_path / "index" / FILE).as_uri(), other)
-    with pytest.raises(wheels.WheelError) as caught:
+    with pytest.raises(errors.WheelError) as caught:
         wheels.vendored_files(["srbench.qualification"], lock, cache)
     message = str(caught.value)
     assert "\n" not in message
@@ -99,7 +103,7 @@ def test_a_cached_wheel_with_other_bytes_is_refused_and_left_for_the_user(served
     lock, cache, data = served
     cache.mkdir()
     (cache / FILE).write_bytes(b"X" + data[1:])
-    with pytest.raises(wheels.WheelError, match=r"demo_pkg-1\.0-py3-none-any\.whl: sha256 [0-9a-f]{64}, but "
+    with pytest.raises(errors.WheelError, match=r"demo_pkg-1\.0-py3-none-any\.whl: sha256 [0-9a-f]{64}, but "
                                                 r"wheels\.lock records .*; refused \(delete the file to download it again"):
         wheels.vendored_files(["srbench.synthetic"], lock, cache)
     assert (cache / FILE).read_bytes() == b"X" + data[1:]
@@ -107,7 +111,7 @@ def test_a_cached_wheel_with_other_bytes_is_refused_and_left_for_the_user(served
 
 def test_an_unreachable_wheel_with_an_empty_cache_is_one_clear_line(tmp_path):
     lock = write_lock(tmp_path / "wheels.lock", (tmp_path / "nowhere" / FILE).as_uri(), "0" * 64)
-    with pytest.raises(wheels.WheelError) as caught:
+    with pytest.raises(errors.WheelError) as caught:
         wheels.vendored_files(["srbench.synthetic"], lock, tmp_path / "cache")
     message = str(caught.value)
     assert "\n" not in message
@@ -125,7 +129,7 @@ def test_an_unreachable_wheel_with_an_empty_cache_is_one_clear_line(tmp_path):
 ])
 def test_a_lock_entry_for_another_interpreter_or_package_is_refused(tmp_path, file, problem):
     lock = write_lock(tmp_path / "wheels.lock", f"https://files.example/{file}", "0" * 64, file=file)
-    with pytest.raises(wheels.WheelError, match=f"wheels.lock: wheels\\[0\\].file '{file}': {problem}"):
+    with pytest.raises(errors.WheelError, match=f"wheels.lock: wheels\\[0\\].file '{file}': {problem}"):
         wheels.read_lock(lock)
 
 
@@ -138,7 +142,7 @@ def test_a_lock_entry_for_another_interpreter_or_package_is_refused(tmp_path, fi
 ])
 def test_a_malformed_lock_file_is_one_clear_error(tmp_path, text, message):
     (tmp_path / "wheels.lock").write_text(text)
-    with pytest.raises(wheels.WheelError) as caught:
+    with pytest.raises(errors.WheelError) as caught:
         wheels.read_lock(tmp_path / "wheels.lock")
     assert str(caught.value).startswith("wheels.lock: ") and message in str(caught.value)
 
@@ -162,7 +166,7 @@ def test_the_bundle_command_reports_a_wheel_it_cannot_get_in_one_line(tmp_path, 
     assert cli_main(["bundle", "srbench", "--root", str(REPO_ROOT), "--out", str(tmp_path / "dist")]) == 1
     err = capsys.readouterr().err
     assert err.splitlines()[0] == f"downloading {FILE} into {tmp_path / 'cache'}"
-    assert err.splitlines()[1].startswith(f"ERROR: {FILE} is not in ") and len(err.splitlines()) == 2
+    assert err.splitlines()[1].startswith(f"error: {FILE} is not in ") and len(err.splitlines()) == 2
     assert not (tmp_path / "dist" / "srbench.zip").exists()
 
 
