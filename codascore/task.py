@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from .errors import ReferenceDataError, UsageError
 
@@ -39,12 +39,16 @@ class Result:
     instances: one record per instance, each with an ``"id"`` and its per-instance metrics (details.json).
     warnings:  messages for the participant (page, details.json, stderr).
     details:   further JSON-able content for details.json (for example new best MPE values).
+    report_data: what report() needs beyond the above (arrays for figures, per-view summaries); never
+               written anywhere. score() returns it here instead of storing it on the reference or the
+               submission, which stay as load_reference and load_submission made them.
     """
 
     scores: dict[str, float]
     instances: list[dict] = dataclasses.field(default_factory=list)
     warnings: list[str] = dataclasses.field(default_factory=list)
     details: dict = dataclasses.field(default_factory=dict)
+    report_data: dict = dataclasses.field(default_factory=dict)
 
 
 class Task:
@@ -93,7 +97,8 @@ class Task:
         raise NotImplementedError
 
     def score(self, reference: Any, submission: Any, config: dict) -> Result:
-        """Compute the scores from validated inputs. No file I/O."""
+        """Compute the scores from validated inputs: a pure function. No file I/O, no change to reference,
+        submission or config, no cache kept on them: everything the report needs is in the Result."""
         raise NotImplementedError
 
     def report(self, result: Result, reference: Any, submission: Any, config: dict) -> list[Section]:
@@ -140,3 +145,14 @@ class Task:
                 f"task.yaml: unknown parameter(s) {unknown} for task {self.name}; "
                 f"known: {sorted(self.defaults)}")
         return {**self.defaults, **raw}
+
+    def write_task_yaml(self, folder: Path, config: dict, keys: Iterable[str] | None = None) -> Path:
+        """Write folder/task.yaml naming this task, with config's values of keys (default: every parameter
+        in defaults, sorted), in that order; the generators write reference and input data's with it."""
+        import yaml
+
+        chosen = sorted(self.defaults) if keys is None else list(keys)
+        path = Path(folder) / "task.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(yaml.safe_dump({"task": self.name, **{k: config[k] for k in chosen}}, sort_keys=False))
+        return path
