@@ -11,7 +11,7 @@ Scoring (``scoring_program/score.py INPUT OUTPUT``):
   organiser's error), 3 on an internal error. It never writes ``OUTPUT/metadata`` (the worker's file).
 
 Ingestion (``ingestion_program/ingest.py INPUT_DATA OUTPUT PROGRAM SUBMISSION``) mirrors it for code
-submissions. Spec: shared/spec/codabench.md, sections 3 and 9.
+submissions. The platform's side of this contract: docs/codabench.md#the-compute-worker.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Local runner: score a submission exactly as Codabench's compute worker would.
 
-For each step the worker lays out a folder mounted at ``/app`` (spec codabench.md section 3):
+For each step the worker lays out a folder mounted at ``/app`` (docs/codabench.md#the-compute-worker):
 
 prediction step   program/ (ingestion program)  ingested_program/ (submission)  input_data/  output/  shared/
 scoring step      program/ (scoring program)    input/ref/  input/res/ (= prediction output)  output/  shared/

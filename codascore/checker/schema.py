@@ -12,7 +12,7 @@ import datetime as dt
 import re
 from typing import Any
 
-#: The invariants of spec codabench.md section 9, by number.
+#: The invariants of a bundle, by number (docs/bundles.md#the-checker, from docs/codabench.md).
 RULES: dict[int, str] = {
     1: "the bundle is a zip with competition.yaml at its root, parsed safely, without duplicated keys",
     2: "version selects the v2 unpacker: str(version) is '2' (write the integer 2)",
