@@ -21,7 +21,7 @@ from codascore import bundle, competition, registry
 from codascore.runner import materialise
 from codascore.weak_lensing import metrics, simulator
 from codascore.weak_lensing.generate import draw_labels
-from codascore.weak_lensing.phase1 import read_result
+from codascore.weak_lensing.tasks import read_result
 
 ROOT = competition.project_root()
 TASK = "weak_lensing.phase1"
@@ -122,7 +122,7 @@ if __name__ == "__main__":
 def baseline_rows() -> list[tuple]:
     """The code_baseline sample's fit + predict on Phase 1's input data (as ingestion runs it)."""
     from codascore.weak_lensing.baseline_model import Model
-    from codascore.weak_lensing.ingestion import read_inputs
+    from codascore.weak_lensing.ingest import read_inputs
 
     train_maps, train_labels, test_maps = read_inputs(ROOT / "input_data" / TASK)
     seconds = median_time(lambda: Model().fit(train_maps, train_labels).predict(test_maps), repeat=3)

@@ -14,7 +14,7 @@ import pytest
 from codascore import runner
 from codascore.errors import SubmissionError
 from codascore.registry import get_task
-from codascore.weak_lensing.ingestion import result_from_predictions
+from codascore.weak_lensing.ingest import result_from_predictions
 
 PHASES = ("weak_lensing.phase1", "weak_lensing.phase2")
 

@@ -12,8 +12,8 @@ from .metrics import (
                       standardised_mse,
                       tpr_at_low_fpr,
 )
-from .phase1 import Phase1Task
-from .phase2 import Phase2Task
+from .tasks import Phase1Task
+from .report import Phase2Task
 
 TASKS = {"weak_lensing.phase1": Phase1Task(), "weak_lensing.phase2": Phase2Task()}
 

@@ -24,7 +24,7 @@ import yaml
 from .. import seeds
 from . import simulator
 from .files import TEST_MAPS, TRAIN_LABELS, TRAIN_MAPS, write_result
-from .phase1 import PRIOR
+from .tasks import PRIOR
 
 #: The calibrated sample's 1-sigma errors, close to the starting kit's CNN baselines (0.043, 0.032).
 CALIBRATED_SIGMA = (0.04, 0.03)

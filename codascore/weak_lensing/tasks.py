@@ -185,7 +185,7 @@ class Phase1Task(Task):
         return True
 
     def ingest(self, input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
-        from .ingestion import ingest
+        from .ingest import ingest
 
         ingest(input_dir, output_dir, submission_dir, config, required=("means", "errorbars"))
 

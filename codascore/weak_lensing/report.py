@@ -20,7 +20,7 @@ from ..task import Result, Section, Task
 from ..validate import Problems
 from . import metrics
 from .files import write_result
-from .phase1 import MIN_BIN_COUNT, RESULT_FILE, is_number, read_json_object, sized_list
+from .tasks import MIN_BIN_COUNT, RESULT_FILE, is_number, read_json_object, sized_list
 
 REFERENCE_FILE = "label_test_phase2.npy"
 
@@ -144,7 +144,7 @@ class Phase2Task(Task):
         return True
 
     def ingest(self, input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
-        from .ingestion import ingest
+        from .ingest import ingest
 
         ingest(input_dir, output_dir, submission_dir, config, required=("p_ind",), optional=("ood_scores",))
 
