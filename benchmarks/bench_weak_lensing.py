@@ -21,7 +21,7 @@ from codascore import bundle, competition, registry
 from codascore.runner import materialise
 from codascore.weak_lensing import metrics, simulator
 from codascore.weak_lensing.generate import draw_labels
-from codascore.weak_lensing.tasks import read_result
+from codascore.weak_lensing.files import read_phase1_result
 
 ROOT = competition.project_root()
 TASK = "weak_lensing.phase1"
@@ -40,7 +40,7 @@ def main() -> None:
 
         reference = task.load_reference(tmp / "input" / "ref", task.load_config({}))
         truth = reference["truth"]
-        means, errorbars = read_result(tmp / "input" / "res", len(truth))
+        means, errorbars = read_phase1_result(tmp / "input" / "res", len(truth))
         scaler = reference["scaler"]
 
         def all_metrics():
@@ -50,7 +50,7 @@ def main() -> None:
             metrics.standardised_mse(truth, means, *scaler)
 
         metric_time = median_time(all_metrics, repeat=201, warmup=5)
-        read_time = median_time(lambda: read_result(tmp / "input" / "res", len(truth)), repeat=21)
+        read_time = median_time(lambda: read_phase1_result(tmp / "input" / "res", len(truth)), repeat=21)
         phase2_rows = phase2_benchmarks(tmp / "phase2")
     print_table([
         (f"Phase 1 end to end, N={len(truth)}", f"{end_to_end:.3f} s", "1.5 s"),

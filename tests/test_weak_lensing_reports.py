@@ -7,8 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codascore.weak_lensing import metrics
-from codascore.weak_lensing.tasks import phase1_report
-from codascore.weak_lensing.report import MIN_BIN_COUNT, coarse_roc, phase2_report
+from codascore.weak_lensing.report import MIN_BIN_COUNT, coarse_roc, phase1_report, phase2_report
 
 
 def test_phase1_report_has_the_calibration_curve():

@@ -2,7 +2,7 @@
 
 The official maps and test labels are private, so the project makes its own with its simulator
 (:mod:`codascore.weak_lensing.simulator`): cosmologies uniform over the challenge's prior ranges
-(spec weak_lensing.md section 1), nuisance parameters from their published priors. Every random stream
+(docs/weak_lensing.md#reference-data-provenance), nuisance parameters from their published priors. Every random stream
 comes from the task's ``seed`` (the demo) or from the bundle's private master seed, so every run writes
 the same bytes.
 
@@ -19,12 +19,12 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from .. import seeds
+from ..task import Task
 from . import simulator
-from .files import TEST_MAPS, TRAIN_LABELS, TRAIN_MAPS, write_result
-from .tasks import PRIOR
+from .files import MODEL_FILE, PHASE1_LABELS, PHASE2_LABELS, PRIOR, SCALER_FILE, TEST_MAPS, TRAIN_LABELS, \
+    TRAIN_MAPS, write_result
 
 #: The calibrated sample's 1-sigma errors, close to the starting kit's CNN baselines (0.043, 0.032).
 CALIBRATED_SIGMA = (0.04, 0.03)
@@ -39,11 +39,6 @@ def draw_labels(rng: np.random.Generator, n: int) -> np.ndarray:
         rng.uniform(0.0, 0.0265, n),
         rng.normal(0.0, 0.022, n),
     ])
-
-
-def write_yaml(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
 
 
 def phase1_samples(truth: np.ndarray, rng: np.random.Generator) -> dict[str, dict]:
@@ -66,17 +61,19 @@ def phase1_samples(truth: np.ndarray, rng: np.random.Generator) -> dict[str, dic
 SOURCES = Path(__file__).resolve().parent
 
 
-def streams(task_name: str, config: dict, n: int, seed: int | None) -> list[np.random.Generator]:
+def streams(task: Task, config: dict, n: int, seed: int | None) -> list[np.random.Generator]:
     """n independent generators (one per purpose, so that changing one part of the data leaves the others
     unchanged) from the task's demo ``seed``, or from the private master seed when one is given."""
-    root = np.random.SeedSequence(int(config["seed"])) if seed is None else seeds.sequence(seed, task_name)
+    root = np.random.SeedSequence(int(config["seed"])) if seed is None else seeds.sequence(seed, task.name)
     return [np.random.default_rng(s) for s in root.spawn(n)]
 
 
-def task_yaml(task_name: str, config: dict, seed: int | None) -> dict:
-    """task.yaml's content; a private bundle's leaves out the demo's public ``seed``, which did not make
-    its data."""
-    return {"task": task_name, **{k: v for k, v in config.items() if seed is None or k != "seed"}}
+def write_task_yamls(task: Task, folders: tuple[Path, ...], config: dict, seed: int | None) -> None:
+    """task.yaml in each folder, the parameters in config's order; a private bundle's leaves out the demo's
+    public ``seed``, which did not make its data."""
+    keys = [k for k in config if k != "task" and (seed is None or k != "seed")]
+    for folder in folders:
+        task.write_task_yaml(folder, config, keys)
 
 
 def training_set(rng: np.random.Generator, n_cosmologies: int, n_realisations: int):
@@ -94,9 +91,8 @@ def save_maps(path: Path, maps: np.ndarray) -> None:
     np.save(path, maps.astype(np.float16))
 
 
-def write_input_data(folder: Path, spec: dict, train, test_maps: np.ndarray) -> None:
+def write_input_data(folder: Path, train, test_maps: np.ndarray) -> None:
     folder.mkdir(parents=True, exist_ok=True)
-    write_yaml(folder / "task.yaml", spec)
     save_maps(folder / TRAIN_MAPS, train[0])
     np.save(folder / TRAIN_LABELS, train[1])
     save_maps(folder / TEST_MAPS, test_maps)
@@ -107,28 +103,28 @@ def write_code_samples(samples_dir: Path) -> None:
     for name, source in (("code_baseline", "baseline_model.py"), ("broken_model", "broken_model.py")):
         folder = samples_dir / name
         folder.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(SOURCES / source, folder / "model.py")
+        shutil.copyfile(SOURCES / source, folder / MODEL_FILE)
 
 
-def generate_phase1(root: Path, task_name: str, config: dict, progress=print, seed: int | None = None) -> None:
-    label_rng, train_rng, map_rng, sample_rng = streams(task_name, config, 4, seed)
-    ref, inputs = root / "reference_data" / task_name, root / "input_data" / task_name
+def generate_phase1(task: Task, root: Path, config: dict, progress=print, seed: int | None = None) -> None:
+    label_rng, train_rng, map_rng, sample_rng = streams(task, config, 4, seed)
+    ref, inputs = root / "reference_data" / task.name, root / "input_data" / task.name
     ref.mkdir(parents=True, exist_ok=True)
     train = training_set(train_rng, int(config["n_train_cosmologies"]), int(config["n_train_realisations"]))
     truth = draw_labels(label_rng, int(config["n_test"]))
     test_maps = simulator.add_shape_noise(simulator.convergence_maps(truth, map_rng), map_rng)
-    np.save(ref / "label_test.npy", truth)
+    np.save(ref / PHASE1_LABELS, truth)
     cosmologies = train[1][::int(config["n_train_realisations"]), :2]
     scaler = {"mean": cosmologies.mean(axis=0).tolist(), "scale": cosmologies.std(axis=0).tolist()}
-    (ref / "scaler.json").write_text(json.dumps(scaler, indent=1) + "\n")
-    write_yaml(ref / "task.yaml", task_yaml(task_name, config, seed))
-    write_input_data(inputs, task_yaml(task_name, config, seed), train, test_maps)
-    samples_dir = root / "sample_submissions" / task_name
+    (ref / SCALER_FILE).write_text(json.dumps(scaler, indent=1) + "\n")
+    write_task_yamls(task, (ref, inputs), config, seed)
+    write_input_data(inputs, train, test_maps)
+    samples_dir = root / "sample_submissions" / task.name
     samples = phase1_samples(truth[:, :2], sample_rng)
     for name, data in samples.items():
         write_result(samples_dir / name, data)
     write_code_samples(samples_dir)
-    progress(f"{task_name}: {len(train[1])} training maps, {len(truth)} test maps and labels, "
+    progress(f"{task.name}: {len(train[1])} training maps, {len(truth)} test maps and labels, "
              f"{len(samples) + 2} sample submissions")
 
 
@@ -168,19 +164,19 @@ def phase2_samples(is_ood: np.ndarray, rng: np.random.Generator) -> dict[str, di
     }
 
 
-def generate_phase2(root: Path, task_name: str, config: dict, progress=print, seed: int | None = None) -> None:
-    train_rng, test_rng, sample_rng = streams(task_name, config, 3, seed)
-    ref, inputs = root / "reference_data" / task_name, root / "input_data" / task_name
+def generate_phase2(task: Task, root: Path, config: dict, progress=print, seed: int | None = None) -> None:
+    train_rng, test_rng, sample_rng = streams(task, config, 3, seed)
+    ref, inputs = root / "reference_data" / task.name, root / "input_data" / task.name
     ref.mkdir(parents=True, exist_ok=True)
     train = training_set(train_rng, int(config["n_train_cosmologies"]), int(config["n_train_realisations"]))
     test_maps, is_ood = ood_test_set(test_rng, int(config["n_test"]), float(config["ood_fraction"]))
-    np.save(ref / "label_test_phase2.npy", is_ood)
-    write_yaml(ref / "task.yaml", task_yaml(task_name, config, seed))
-    write_input_data(inputs, task_yaml(task_name, config, seed), train, test_maps)
-    samples_dir = root / "sample_submissions" / task_name
+    np.save(ref / PHASE2_LABELS, is_ood)
+    write_task_yamls(task, (ref, inputs), config, seed)
+    write_input_data(inputs, train, test_maps)
+    samples_dir = root / "sample_submissions" / task.name
     samples = phase2_samples(is_ood, sample_rng)
     for name, data in samples.items():
         write_result(samples_dir / name, data)
     write_code_samples(samples_dir)
-    progress(f"{task_name}: {len(train[1])} training maps, {len(is_ood)} test maps "
+    progress(f"{task.name}: {len(train[1])} training maps, {len(is_ood)} test maps "
              f"({int(is_ood.sum())} OoD), {len(samples) + 2} sample submissions")

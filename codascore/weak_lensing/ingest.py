@@ -1,5 +1,5 @@
 """Code submissions of both weak lensing phases: run the participant's ``model.py`` and write the
-``result.json`` a result submission would hold.
+``result.json`` a result submission would hold (docs/weak_lensing.md#code-submissions-modelpy).
 
 The participant's ``model.py`` defines ``Model`` (constructed with no arguments) with an optional
 ``fit(train_maps, train_labels)`` and ``predict(maps)``:
@@ -23,9 +23,7 @@ import numpy as np
 from ..errors import ParticipantCodeError, ReferenceDataError, SubmissionError, TimeLimitExceeded
 from ..sandbox import call_with_time_limit, find_entry, import_participant_module
 from ..task import log
-from .files import TEST_MAPS, TRAIN_LABELS, TRAIN_MAPS, write_result
-
-MODEL_FILE = "model.py"
+from .files import MODEL_FILE, TEST_MAPS, TRAIN_LABELS, TRAIN_MAPS, write_result
 
 
 def read_inputs(input_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -1,160 +1,105 @@
-"""Weak lensing Phase 2: out-of-distribution detection (reference reader, submission validator, scores,
-report, data, code submissions).
-
-Reference data (``ref/``): ``task.yaml`` and ``label_test_phase2.npy``, N labels 0/1 in the official
-orientation (1 = OoD). Submission: ``result.json`` = ``{"p_ind": N probabilities in [0, 1] that each map
-is in-distribution, "ood_scores": optional N finite numbers, higher = more likely OoD}`` (spec
-weak_lensing.md sections 3.4-3.5).
+"""The weak lensing report pages (detailed_results.html): figures and tables drawn from aggregates only,
+so that no single map's truth or label can be read from them (docs/weak_lensing.md#report-pages).
 """
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
+import math
+from statistics import NormalDist
 
 import numpy as np
 
-from ..errors import ReferenceDataError
 from ..report import figure_html, new_figure, paragraph, table
-from ..task import Result, Section, Task
-from ..validate import Problems
+from ..task import Section
 from . import metrics
-from .files import write_result
-from .tasks import MIN_BIN_COUNT, RESULT_FILE, is_number, read_json_object, sized_list
+from .files import PRIOR
+from .metrics import PARAMETERS
 
-REFERENCE_FILE = "label_test_phase2.npy"
-
-
-# --------------------------------------------------------------------------- reading and validation
-
-def number_vector(data: dict, field: str, n: int, problems: Problems, file: str = RESULT_FILE):
-    """data[field] as a float64 vector of length n; structural problems (list, length, non-numbers) and
-    non-finite values are added to problems with file, field, index and value. None when unusable."""
-    values = sized_list(data, field, n, problems, f"{n} numbers", "values", file)
-    if values is None:
-        return None
-    usable = True
-    for i, value in enumerate(values):
-        if not is_number(value):
-            problems.add(f"{file}: {field}[{i}] is {json.dumps(value)[:40]}, not a number")
-            usable = False
-    if not usable:
-        return None
-    array = np.array(values, dtype=np.float64)
-    for i in np.flatnonzero(~np.isfinite(array)):
-        problems.add(f"{file}: {field}[{i}] is {array[i]}, must be finite")
-    return array
+#: Report cells with fewer maps than this are not drawn: a participant knows their own predictions, so a
+#: sparse cell of (truth, prediction) would give away that map's truth.
+MIN_BIN_COUNT = 10
 
 
-def read_result(res_dir: Path, n: int) -> tuple[np.ndarray, np.ndarray | None]:
-    """Read and validate result.json; return (p_ind, ood_scores or None) or raise SubmissionError."""
-    data = read_json_object(Path(res_dir) / RESULT_FILE)
-    problems = Problems()
-    p_ind = ood_scores = None
-    if "p_ind" not in data:
-        hint = (" (the official format with only 'ood_scores' is not enough: this scorer needs probabilities)"
-                if "ood_scores" in data else "")
-        problems.add(f"{RESULT_FILE}: missing key 'p_ind', the list of {n} probabilities that each map is "
-                     f"in-distribution{hint}")
-    else:
-        p_ind = number_vector(data, "p_ind", n, problems)
-        if p_ind is not None:
-            for i in np.flatnonzero((p_ind < 0) | (p_ind > 1)):
-                problems.add(f"{RESULT_FILE}: p_ind[{i}] = {p_ind[i]!r} is outside [0, 1]")
-    if "ood_scores" in data:
-        ood_scores = number_vector(data, "ood_scores", n, problems)
-    problems.raise_if_any()
-    return p_ind, ood_scores
+# --------------------------------------------------------------------------- Phase 1
+
+def phase1_report(truth: np.ndarray, means: np.ndarray, errorbars: np.ndarray) -> list[Section]:
+    """Predicted against true (hexagons and truth bins of at least MIN_BIN_COUNT maps, so that no single
+    map's truth is readable), pull histograms against N(0, 1), coverage at 1 and 2 sigma against the
+    Gaussian levels, and the calibration curve (coverage against nominal level)."""
+    sigma = np.abs(errorbars)
+    with np.errstate(all="ignore"):
+        pulls = (means - truth) / sigma
+
+    fig, axes = new_figure(10, 4.2, ncols=2)
+    for p, ax in enumerate(axes):
+        lo, hi = PRIOR[PARAMETERS[p]]
+        ax.hexbin(truth[:, p], means[:, p], gridsize=25, cmap="Blues", mincnt=MIN_BIN_COUNT,
+                  extent=(lo, hi, min(lo, np.percentile(means[:, p], 1)), max(hi, np.percentile(means[:, p], 99))))
+        edges = np.linspace(truth[:, p].min(), truth[:, p].max(), 13)
+        centres, mean_pred, mean_sigma = [], [], []
+        for a, b in zip(edges[:-1], edges[1:]):
+            rows = (truth[:, p] >= a) & (truth[:, p] <= b)
+            if rows.sum() >= MIN_BIN_COUNT:
+                centres.append((a + b) / 2)
+                mean_pred.append(np.median(means[rows, p]))
+                mean_sigma.append(np.median(sigma[rows, p]))
+        ax.errorbar(centres, mean_pred, yerr=mean_sigma, fmt="o", color="#c62828", capsize=3,
+                    label="median prediction ± median σ (truth bins)")
+        ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="prediction = truth")
+        ax.set_xlabel(f"true {PARAMETERS[p]}")
+        ax.set_ylabel(f"predicted {PARAMETERS[p]}")
+        ax.legend(fontsize=8, loc="upper left")
+    scatter = figure_html(fig, "predicted against true, per parameter")
+
+    fig, axes = new_figure(10, 3.6, ncols=2)
+    grid = np.linspace(-5, 5, 201)
+    for p, ax in enumerate(axes):
+        finite = pulls[np.isfinite(pulls[:, p]), p]
+        ax.hist(np.clip(finite, -5, 5), bins=60, range=(-5, 5), density=True, color="#5c7cba", alpha=0.8,
+                label="(μ − truth)/σ")
+        ax.plot(grid, np.exp(-grid ** 2 / 2) / math.sqrt(2 * math.pi), "k-", lw=1.5, label="N(0, 1)")
+        ax.set_xlabel(f"pull of {PARAMETERS[p]} (clipped to ±5)")
+        ax.legend(fontsize=8)
+    histogram = figure_html(fig, "histogram of pulls against N(0,1)")
+
+    rows = []
+    for n_sigma in (1.0, 2.0):
+        inside = metrics.covered(truth, means, errorbars, n_sigma).mean(axis=0)
+        nominal = math.erf(n_sigma / math.sqrt(2))
+        rows.append((f"{n_sigma:g} σ", nominal, float(inside[0]), float(inside[1])))
+    coverage_table = table(rows, ("interval", "Gaussian level", "Omega_m", "S_8"),
+                           caption="Fraction of maps whose truth lies within μ ± nσ")
+
+    # Calibration curve: coverage of the central Gaussian interval at each nominal level.
+    levels = np.linspace(0.02, 0.98, 49)
+    half_widths = np.array([NormalDist().inv_cdf((1 + level) / 2) for level in levels])
+    with np.errstate(invalid="ignore"):
+        inside = np.abs(pulls)[None, :, :] <= half_widths[:, None, None]
+    fig, ax = new_figure(5.2, 4.2)
+    ax.plot([0, 1], [0, 1], "k--", lw=1, label="calibrated")
+    for p, colour in zip(range(2), ("#1f4e9c", "#c62828")):
+        ax.plot(levels, inside[:, :, p].mean(axis=1), "-", color=colour, lw=1.6, label=PARAMETERS[p])
+    ax.axvline(math.erf(1 / math.sqrt(2)), color="#999", lw=0.8, ls=":")
+    ax.set_xlabel("nominal level of μ ± zσ (Gaussian)")
+    ax.set_ylabel("observed coverage")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8, loc="upper left")
+    calibration = figure_html(fig, "coverage against nominal level")
+    return [
+        Section("Predicted against true", paragraph(
+            f"Density of (true, predicted) pairs, in cells of at least {MIN_BIN_COUNT} maps; red points are "
+            "the median prediction in bins of the true value, with the median submitted σ as error bars.")
+            + scatter),
+        Section("Pulls", paragraph("A calibrated submission's pulls follow N(0, 1).") + histogram),
+        Section("Coverage", coverage_table + paragraph(
+            "Calibration curve: the fraction of maps whose truth lies in the central Gaussian interval "
+            "μ ± zσ of each nominal level (the dotted line marks 1σ, 68.3 %). Above the diagonal the "
+            "errors are too wide, below it too narrow.") + calibration),
+    ]
 
 
-def read_reference(ref_dir: Path) -> np.ndarray:
-    """The N labels (1 = OoD) as an int8 vector, or ReferenceDataError."""
-    try:
-        labels = np.load(Path(ref_dir) / REFERENCE_FILE, allow_pickle=False)
-    except (OSError, ValueError) as exc:
-        raise ReferenceDataError(f"{REFERENCE_FILE}: cannot be read: {exc}") from exc
-    if labels.ndim != 1 or len(labels) == 0:
-        raise ReferenceDataError(f"{REFERENCE_FILE}: expected shape (N,), found {labels.shape}")
-    if not np.all((labels == 0) | (labels == 1)):
-        raise ReferenceDataError(f"{REFERENCE_FILE}: labels must be 0 (InD) or 1 (OoD)")
-    return labels.astype(np.int8)
-
-
-# --------------------------------------------------------------------------- the task
-
-class Phase2Task(Task):
-    name = "weak_lensing.phase2"
-    title = "Weak lensing Phase 2: out-of-distribution detection"
-    score_keys = ("score", "tpr_low_fpr")
-    result_files = (RESULT_FILE,)
-    has_ingestion = True
-    # seed: the demo's public data seed (generation only; a bundle's data comes from the private seed).
-    defaults = {"eps": metrics.OOD_EPS, "n_test": 1000, "ood_fraction": 0.3, "n_train_cosmologies": 101,
-                "n_train_realisations": 10, "seed": 20250812, "time_limit": 600.0}
-    answer_samples = ("oracle",)  # each map's label, hedged at 0.99
-    max_scores = {"score": None}  # the log-likelihood of the true labels, clipped at eps
-
-    def load_config(self, raw: dict) -> dict:
-        config = super().load_config(raw)
-        eps = config["eps"]
-        try:  # YAML 1.1 reads "1e-15" (no dot) as a string
-            value = float(eps) if isinstance(eps, (int, float, str)) and not isinstance(eps, bool) else None
-        except ValueError:
-            value = None
-        if value is None or not 0 < value < 0.5:
-            raise ReferenceDataError(f"task.yaml: eps must be a number in (0, 0.5), got {eps!r}")
-        return {**config, "eps": value}
-
-    def load_reference(self, ref_dir: Path, config: dict) -> dict:
-        return {"is_ood": read_reference(ref_dir)}
-
-    def load_submission(self, res_dir: Path, reference: dict, config: dict) -> dict:
-        p_ind, ood_scores = read_result(res_dir, len(reference["is_ood"]))
-        return {"p_ind": p_ind, "ood_scores": ood_scores}
-
-    def score(self, reference: dict, submission: dict, config: dict) -> Result:
-        is_ood, p_ind = reference["is_ood"], submission["p_ind"]
-        eps = float(config["eps"])
-        scores = {"score": metrics.ood_score(1 - is_ood, p_ind, eps)}
-        warnings = []
-        source = "ood_scores" if submission["ood_scores"] is not None else "1 - p_ind"
-        if is_ood.min() == is_ood.max():
-            warnings.append("the reference data holds a single class: tpr_low_fpr is not defined")
-        else:
-            scores["tpr_low_fpr"] = metrics.tpr_at_low_fpr(is_ood, ood_scores(submission))
-        # Per-instance records hold the submission's own values only: a per-instance log-likelihood
-        # would reveal each map's label.
-        instances = [{"id": i, "p_ind": p} for i, p in enumerate(p_ind.tolist())]
-        return Result(scores=scores, instances=instances, warnings=warnings,
-                      details={"eps": eps, "tpr_low_fpr_from": source, "n_instances": len(is_ood)})
-
-    def report(self, result: Result, reference: dict, submission: dict, config: dict) -> list[Section]:
-        return phase2_report(reference["is_ood"], submission["p_ind"], ood_scores(submission),
-                             float(config["eps"]), result.details["tpr_low_fpr_from"])
-
-    def generate(self, root: Path, config: dict, progress=print, seed: int | None = None) -> None:
-        from .generate import generate_phase2
-
-        generate_phase2(Path(root), self.name, config, progress, seed)
-
-    def write_perfect_submission(self, ref_dir: Path, out_dir: Path, config: dict) -> bool:
-        """p_ind = 1 for every in-distribution map and 0 for every OoD map."""
-        is_ood = self.load_reference(Path(ref_dir), config)["is_ood"]
-        write_result(Path(out_dir), {"p_ind": (1.0 - is_ood.astype(np.float64)).tolist()})
-        return True
-
-    def ingest(self, input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
-        from .ingest import ingest
-
-        ingest(input_dir, output_dir, submission_dir, config, required=("p_ind",), optional=("ood_scores",))
-
-
-def ood_scores(submission: dict) -> np.ndarray:
-    """The scores ranked by tpr_low_fpr: the submitted ood_scores, else 1 - p_ind (spec section 3.4)."""
-    return submission["ood_scores"] if submission["ood_scores"] is not None else 1.0 - submission["p_ind"]
-
-
-# --------------------------------------------------------------------------- report
+# --------------------------------------------------------------------------- Phase 2
 
 def coarse_roc(is_ood: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The ROC curve sampled every MIN_BIN_COUNT in-distribution maps (the full curve's steps would
