@@ -1,57 +1,71 @@
-"""Weak lensing Phase 1 metrics: official golden vectors, hand-checkable values and properties."""
+"""Weak lensing Phase 1 metrics: official golden vectors (tests/data, one test per case), hand-checkable
+values and properties."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
-from conftest import load_vectors
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
+from codascore.errors import SubmissionError
 from codascore.weak_lensing import coverage, inference_score, metrics
+from codascore.weak_lensing.files import read_phase1_result, write_result
 
 
-def _cases():
-    return load_vectors("weak_lensing_phase1.json")["cases"]
+VECTORS = "weak_lensing_phase1.json"
 
 
 def _floats(value):
-    return np.array(value, dtype=np.float64)
+    """A case's numbers as float64; the file writes non-finite values as the strings 'NaN', 'Infinity'."""
+    return np.array([[float(v) for v in row] for row in value], dtype=np.float64)
 
 
-def test_golden_vectors_inference_score_coverage_r_squared():
-    cases = _cases()
-    assert len(cases) >= 10
-    for case in cases:
-        truth, means, errorbars = _floats(case["truth"]), _floats(case["means"]), _floats(case["errorbars"])
-        assert inference_score(truth, means, errorbars) == pytest.approx(case["avg_score"], rel=1e-9, abs=0), case["name"]
-        assert coverage(truth, means, errorbars) == pytest.approx(case["avg_coverage"], rel=1e-9, abs=0), case["name"]
-        r2 = metrics.r_squared(truth, means)
-        if case["R_squared"] is None:
-            assert math.isnan(r2), case["name"]
-        else:
-            assert r2 == pytest.approx(case["R_squared"], rel=1e-9, abs=1e-15), case["name"]
+def test_golden_file_holds_the_official_cases(repo_root):
+    vectors = json.loads((repo_root / "tests" / "data" / VECTORS).read_text())
+    assert len(vectors["cases"]) >= 10 and len(vectors["invalid_cases"]) >= 9
+    assert "b2f4afc" in vectors["provenance"]["file"]
 
 
-def test_golden_vectors_non_finite_inputs_floor_like_the_official_code():
-    for case in load_vectors("weak_lensing_phase1.json")["invalid_cases"]:
+@pytest.mark.golden(VECTORS, "cases")
+def test_golden_vectors_inference_score_coverage_r_squared(golden):
+    case = golden
+    truth, means, errorbars = _floats(case["truth"]), _floats(case["means"]), _floats(case["errorbars"])
+    assert inference_score(truth, means, errorbars) == pytest.approx(case["avg_score"], rel=1e-9, abs=0), case["name"]
+    assert coverage(truth, means, errorbars) == pytest.approx(case["avg_coverage"], rel=1e-9, abs=0), case["name"]
+    r2 = metrics.r_squared(truth, means)
+    if case["R_squared"] is None:
+        assert math.isnan(r2), case["name"]
+    else:
+        assert r2 == pytest.approx(case["R_squared"], rel=1e-9, abs=1e-15), case["name"]
+
+
+@pytest.mark.golden(VECTORS, "invalid_cases")
+def test_golden_invalid_cases_floor_like_the_official_code_and_are_refused(golden, tmp_path):
+    """Non-finite inputs floor the metric as the official code does; wrong shapes raise naming ``means``;
+    and the product's reader refuses every one of these submissions
+    (docs/weak_lensing.md#what-the-project-refuses-that-the-official-code-scores)."""
+    case = golden
+    truth, means, errorbars = _floats(case["truth"]), _floats(case["means"]), _floats(case["errorbars"])
+    if means.shape == truth.shape and errorbars.shape == truth.shape:
         expected = case.get("official_scores_json", {}).get("avg_score", case.get("_score_phase1_value"))
-        if expected is None:
-            continue
-        to_float = lambda rows: np.array([[float(v) for v in row] for row in rows])
-        truth, means, errorbars = to_float(case["truth"]), to_float(case["means"]), to_float(case["errorbars"])
-        if means.shape != truth.shape or errorbars.shape != truth.shape:
-            continue
         assert inference_score(truth, means, errorbars) == expected, case["name"]
         if "official_scores_json" in case:
             assert coverage(truth, means, errorbars) == pytest.approx(
                 case["official_scores_json"]["avg_coverage"], rel=1e-12), case["name"]
+    else:
+        with pytest.raises(ValueError, match="means"):
+            inference_score(truth, means, errorbars)
+    write_result(tmp_path, {"means": means.tolist(), "errorbars": errorbars.tolist()})
+    with pytest.raises(SubmissionError, match="result.json: '?(means|errorbars)"):
+        read_phase1_result(tmp_path, len(truth))
 
 
-def test_hand_checkable_values_from_the_spec():
+def test_hand_checkable_values_from_the_docs():
     truth = np.array([[0.3, 0.8]])
     assert inference_score(truth, truth, np.full((1, 2), 0.01)) == pytest.approx(18.420681, abs=1e-6)
     assert inference_score(truth, truth + 0.01, np.full((1, 2), 0.01)) == pytest.approx(16.220681, abs=1e-6)

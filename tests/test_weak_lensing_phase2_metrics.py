@@ -3,11 +3,11 @@ seed's log-likelihood score."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
 import pytest
-from conftest import load_vectors
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
@@ -17,26 +17,35 @@ from codascore.weak_lensing import ood_score, tpr_at_low_fpr
 EPS = 1e-15
 
 
-def test_golden_vectors_tpr_at_low_fpr():
-    cases = load_vectors("weak_lensing_phase2_tpr.json")["cases"]
-    assert len(cases) >= 8
-    for case in cases:
-        value = tpr_at_low_fpr(np.array(case["is_ood"]), np.array(case["ood_scores"], dtype=np.float64))
-        assert value == pytest.approx(case["tpr_score"], rel=1e-9, abs=0), case["name"]
+VECTORS = "weak_lensing_phase2_tpr.json"
 
 
-def test_golden_single_class_gives_nan_and_non_finite_scores_raise():
-    for case in load_vectors("weak_lensing_phase2_tpr.json")["invalid_cases"]:
-        scores = np.array([float(v) for v in case["ood_scores"]])
-        if "official_score" in case:
-            assert math.isnan(tpr_at_low_fpr(np.array(case["is_ood"]), scores)), case["name"]
-        else:
-            index = int(np.flatnonzero(~np.isfinite(scores))[0])
-            with pytest.raises(ValueError, match=rf"ood_scores\[{index}\]"):
-                tpr_at_low_fpr(np.array(case["is_ood"]), scores)
+def test_golden_file_holds_the_official_cases(repo_root):
+    vectors = json.loads((repo_root / "tests" / "data" / VECTORS).read_text())
+    assert len(vectors["cases"]) >= 8 and len(vectors["invalid_cases"]) >= 4
+    assert "922c32c" in vectors["provenance"]["file"]
 
 
-def test_tpr_anchors_from_the_spec():
+@pytest.mark.golden(VECTORS, "cases")
+def test_golden_vectors_tpr_at_low_fpr(golden):
+    case = golden
+    value = tpr_at_low_fpr(np.array(case["is_ood"]), np.array(case["ood_scores"], dtype=np.float64))
+    assert value == pytest.approx(case["tpr_score"], rel=1e-9, abs=0), case["name"]
+
+
+@pytest.mark.golden(VECTORS, "invalid_cases")
+def test_golden_single_class_gives_nan_and_non_finite_scores_raise(golden):
+    case = golden
+    scores = np.array([float(v) for v in case["ood_scores"]])
+    if "official_score" in case:
+        assert math.isnan(tpr_at_low_fpr(np.array(case["is_ood"]), scores)), case["name"]
+    else:
+        index = int(np.flatnonzero(~np.isfinite(scores))[0])
+        with pytest.raises(ValueError, match=rf"ood_scores\[{index}\]"):
+            tpr_at_low_fpr(np.array(case["is_ood"]), scores)
+
+
+def test_tpr_anchors_from_the_docs():
     is_ood = np.r_[np.zeros(700), np.ones(300)]
     assert tpr_at_low_fpr(is_ood, is_ood * 2.0) == 1.0
     assert tpr_at_low_fpr(is_ood, -is_ood) == 0.0
@@ -59,7 +68,7 @@ def test_tpr_validates_arguments_by_name():
         tpr_at_low_fpr([0, 1], [0.1, 0.2], fpr_min=0.1, fpr_max=0.05)
 
 
-def test_ood_score_anchors_from_the_spec():
+def test_ood_score_anchors_from_the_docs():
     y = np.array([1, 0, 1, 1, 0])
     assert ood_score(y, y.astype(float)) == pytest.approx(-1e-15, abs=1e-15)
     assert ood_score(y, 1.0 - y) == pytest.approx(math.log(EPS), rel=1e-12)

@@ -16,10 +16,7 @@ import yaml
 from codascore.competition import project_root
 from codascore.weak_lensing import ood_score, tpr_at_low_fpr
 
-REPO_ROOT = project_root()
-
-
-SCORE_PY = REPO_ROOT / "scoring_program" / "score.py"
+SCORE_PY = project_root() / "scoring_program" / "score.py"
 IS_OOD = [0, 1, 0, 0, 1, 0, 1, 0]
 P_IND = [0.9, 0.2, 0.7, 1.0, 0.0, 0.6, 0.4, 0.8]
 

@@ -69,7 +69,7 @@ def test_maps_are_zero_mean_lognormal_with_the_fiducial_rms():
 
 def test_shape_noise_has_the_challenges_level_for_the_pixel_size():
     assert simulator.SHAPE_NOISE == pytest.approx(0.4 / math.sqrt(2 * 30 * simulator.PIXEL_ARCMIN ** 2))
-    assert 0.4 / math.sqrt(2 * 30 * 4) == pytest.approx(0.025820, abs=1e-6)  # the spec's 2-arcmin value
+    assert 0.4 / math.sqrt(2 * 30 * 4) == pytest.approx(0.025820, abs=1e-6)  # the challenge's 2-arcmin value
     noise = simulator.add_shape_noise(np.zeros((200, 48, 48)), np.random.default_rng(2))
     assert noise.std() == pytest.approx(simulator.SHAPE_NOISE, rel=0.01)
 
