@@ -1,7 +1,8 @@
 """Pure metrics of the FAIR Universe Weak Lensing challenge (numpy in, float out; no file I/O).
 
-Spec: shared/spec/weak_lensing.md. Official code: repo FAIR-Universe/Cosmology_Challenge,
-scoring_program/score.py (Phase 1 at commit b2f4afc).
+Each formula, its source and the official code's quirks kept here:
+docs/weak_lensing.md#formulas-and-their-sources (official code: FAIR-Universe/Cosmology_Challenge,
+scoring_program/score.py, Phase 1 at commit b2f4afc, Phase 2 at 922c32c).
 """
 
 from __future__ import annotations
@@ -27,11 +28,13 @@ def _check_same_rows(truth, **arrays) -> None:
 
 
 def inference_score_per_instance(truth, means, errorbars, lam: float = 1000.0) -> np.ndarray:
-    """Per-instance Phase 1 score s_i (before the mean and the floor).
+    """Per-instance Phase 1 score s_i (before the mean and the floor);
+    docs/weak_lensing.md#phase-1-the-inference-score.
 
     s_i = - sum_{p in (Omega_m, S_8)} [ d_p^2 / sigma_p^2 + ln(sigma_p^2) + lam * d_p^2 ],  d = mean - truth
 
-    Natural log; sigma enters only squared (a negative sigma acts as |sigma|, as in the official code).
+    Natural log; sigma enters only squared (a negative sigma acts as |sigma|, as in the official code:
+    docs/weak_lensing.md#sigma-enters-only-squared).
     Non-finite inputs propagate (NaN, +-inf).
     """
     truth, means, errorbars = _pairs("truth", truth), _pairs("means", means), _pairs("errorbars", errorbars)
@@ -47,7 +50,8 @@ def inference_score(truth, means, errorbars, lam: float = 1000.0) -> float:
 
     score = mean_i s_i with s_i from :func:`inference_score_per_instance`; when the mean is not finite or
     below -1e6, the score is -1e6 (official floor, commit b2f4afc; a NaN mean fails ``S >= -1e6`` and is
-    floored; +inf is floored too so that scores stay finite). Higher is better.
+    floored; +inf is floored too so that scores stay finite: docs/weak_lensing.md#the-floor-on-the-mean).
+    Higher is better.
 
     Parameters: truth, means, errorbars of shape (N, 2) in the order (Omega_m, S_8); lam the weight of
     the squared error (1000 in the challenge).
@@ -58,7 +62,8 @@ def inference_score(truth, means, errorbars, lam: float = 1000.0) -> float:
 
 def covered(truth, means, errorbars, n_sigma: float = 1.0) -> np.ndarray:
     """Boolean (N, 2): truth inside [mean - n sigma, mean + n sigma], bounds inclusive and computed in
-    float64 as the official code does (m - s, m + s)."""
+    float64 as the official code does (m - s, m + s;
+    docs/weak_lensing.md#coverage-bounds-computed-as-m--s-and-m--s)."""
     truth, means, errorbars = _pairs("truth", truth), _pairs("means", means), _pairs("errorbars", errorbars)
     _check_same_rows(truth, means=means, errorbars=errorbars)
     half = errorbars if n_sigma == 1.0 else n_sigma * errorbars
@@ -68,13 +73,14 @@ def covered(truth, means, errorbars, n_sigma: float = 1.0) -> np.ndarray:
 
 def coverage(truth, means, errorbars) -> float:
     """Official ``avg_coverage``: the fraction of instances with m - s <= t <= m + s, per parameter, then
-    the mean over the two parameters. A calibrated Gaussian 1-sigma interval gives about 0.683."""
+    the mean over the two parameters. A calibrated Gaussian 1-sigma interval gives about 0.683
+    (docs/weak_lensing.md#avg_coverage)."""
     return float(np.mean(covered(truth, means, errorbars).mean(axis=0)))
 
 
 def r_squared(truth, means) -> float:
-    """Official ``R_squared``: scikit-learn ``r2_score(truth, means)`` on raw values, uniform average of
-    the two parameters' R^2 (default ``force_finite=True``):
+    """Official ``R_squared`` (docs/weak_lensing.md#r_squared): scikit-learn ``r2_score(truth, means)`` on raw
+    values, uniform average of the two parameters' R^2 (default ``force_finite=True``):
 
         R^2_p = 1 - sum_i (t_ip - m_ip)^2 / sum_i (t_ip - mean(t_p))^2,
         and when the denominator is 0: 1.0 if the numerator is 0, else 0.0.
@@ -97,7 +103,8 @@ def r_squared(truth, means) -> float:
 
 def standardised_mse(truth, means, scaler_mean, scaler_scale) -> float:
     """Official ``MSE``: mean squared error after standard scaling both sides with the training labels'
-    per-column mean and population standard deviation (StandardScaler fit on label.npy[:, :2])."""
+    per-column mean and population standard deviation (StandardScaler fit on label.npy[:, :2];
+    docs/weak_lensing.md#mse-and-its-scaler)."""
     truth, means = _pairs("truth", truth), _pairs("means", means)
     _check_same_rows(truth, means=means)
     mean = np.asarray(scaler_mean, dtype=np.float64).reshape(2)
@@ -110,7 +117,7 @@ def standardised_mse(truth, means, scaler_mean, scaler_scale) -> float:
 
 # --------------------------------------------------------------------------- Phase 2: OoD detection
 
-#: Phase 2 clipping of probabilities (product choice, spec weak_lensing.md section 3.2).
+#: Phase 2 clipping of probabilities (the project's choice: docs/weak_lensing.md#the-choice-of-eps).
 OOD_EPS = 1e-15
 
 
@@ -165,9 +172,9 @@ def ood_score(is_ind, p_ind, eps: float = OOD_EPS) -> float:
 
     with y_i = 1 when map i is in-distribution (InD) and p_i the submitted probability that it is InD.
     Source: the seed's Phase 2 evaluation page (the early page at FAIR-Universe/Cosmology_Challenge
-    commit 720f486 writes "+eps" without a value); eps = 1e-15 is this product's choice (spec
-    weak_lensing.md section 3.2). Range [ln eps, ~0]: ln 0.5 for p = 0.5 everywhere, ln eps = -34.54 for
-    a perfectly wrong answer. Higher is better.
+    commit 720f486 writes "+eps" without a value); eps = 1e-15 is this product's choice
+    (docs/weak_lensing.md#phase-2-the-log-likelihood-score, docs/weak_lensing.md#the-choice-of-eps). Range [ln
+    eps, ~0]: ln 0.5 for p = 0.5 everywhere, ln eps = -34.54 for a perfectly wrong answer. Higher is better.
 
     The official label files use the opposite orientation (1 = OoD): pass ``1 - label``.
     """
@@ -183,9 +190,10 @@ def tpr_at_low_fpr(is_ood, ood_scores, fpr_min: float = 1e-3, fpr_max: float = 0
 
     where TPR(.) is numpy ``interp`` on the points of scikit-learn ``roc_curve(is_ood, ood_scores)``
     (defaults: drop_intermediate=True, positive class 1 = OoD; tied scores form one ROC point).
-    Source: FAIR-Universe/Cosmology_Challenge scoring_program/score.py at 922c32c (spec weak_lensing.md
-    section 3.3). Higher ood_scores mean more likely OoD. Range [0, 1]; a constant score gives the
-    diagonal, 0.012657. NaN (with no exception) when is_ood holds a single class, as the official code.
+    Source: FAIR-Universe/Cosmology_Challenge scoring_program/score.py at 922c32c
+    (docs/weak_lensing.md#tpr_low_fpr-the-deployed-metric). Higher ood_scores mean more likely OoD. Range [0,
+    1]; a constant score gives the diagonal, 0.012657. NaN (with no exception) when is_ood holds a single
+    class, as the official code (docs/weak_lensing.md#a-single-class-reference).
 
     The ROC points are scikit-learn's, computed in numpy (see :func:`roc`).
     """
@@ -206,10 +214,10 @@ def tpr_at_low_fpr(is_ood, ood_scores, fpr_min: float = 1e-3, fpr_max: float = 0
 def roc(is_ood: np.ndarray, ood_scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(fpr, tpr): the points of scikit-learn ``roc_curve(is_ood, ood_scores)`` with its defaults.
 
-    Definition (scikit-learn's): one threshold per distinct score, from the highest down; at each, the
-    counts of OoD (tp) and InD (fp) maps scoring at least that much; a first point (0, 0); with
-    ``drop_intermediate=True``, points whose second differences of both counts are zero (collinear,
-    equally spaced) are dropped; rates are counts over their totals.
+    Definition (scikit-learn's; docs/weak_lensing.md#tied-scores-and-vertical-roc-segments): one threshold per
+    distinct score, from the highest down; at each, the counts of OoD (tp) and InD (fp) maps scoring at least
+    that much; a first point (0, 0); with ``drop_intermediate=True``, points whose second differences of both
+    counts are zero (collinear, equally spaced) are dropped; rates are counts over their totals.
 
     Computed in numpy because importing scikit-learn costs over a second of the scorer's 1.5 s budget;
     tests check these points against ``sklearn.metrics.roc_curve`` element for element, ties included.

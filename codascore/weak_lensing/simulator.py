@@ -16,7 +16,7 @@ makes maps whose statistics depend on the same parameters, at demo size (48 x 48
    lambda^2, with shift lambda = 0.05 (Omega_m / 0.3)^0.7: maps are positively skewed, more so at low
    Omega_m (for fixed S_8 a lower Omega_m means a higher sigma_8, a more non-linear field).
 3. Shape noise: independent Gaussian noise per pixel with sigma_pix = 0.4 / sqrt(2 n_g A_pix), n_g = 30
-   arcmin^-2 as in the challenge (spec weak_lensing.md section 1) and A_pix = 16 arcmin^2 for these
+   arcmin^-2 as in the challenge (docs/weak_lensing.md#the-challenges-data) and A_pix = 16 arcmin^2 for these
    4-arcmin pixels, i.e. 0.012910 (the challenge's 2-arcmin pixels have 0.025820).
    Training maps are stored noiseless, as in the challenge; test maps are noisy.
 
