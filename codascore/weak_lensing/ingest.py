@@ -23,18 +23,13 @@ import numpy as np
 from ..errors import ParticipantCodeError, ReferenceDataError, SubmissionError, TimeLimitExceeded
 from ..sandbox import call_with_time_limit, find_entry, import_participant_module
 from ..task import log
-from .files import MODEL_FILE, TEST_MAPS, TRAIN_LABELS, TRAIN_MAPS, write_result
+from .files import MODEL_FILE, TEST_MAPS, TRAIN_LABELS, TRAIN_MAPS, load_npy, write_result
 
 
 def read_inputs(input_dir: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(train_maps float32, train_labels float64, test_maps float32) from input_data/."""
-    arrays = []
-    for name in (TRAIN_MAPS, TRAIN_LABELS, TEST_MAPS):
-        try:
-            arrays.append(np.load(Path(input_dir) / name, allow_pickle=False))
-        except (OSError, ValueError) as exc:
-            raise ReferenceDataError(f"input data {name}: cannot be read: {exc}") from exc
-    train_maps, train_labels, test_maps = arrays
+    train_maps, train_labels, test_maps = (load_npy(Path(input_dir) / name)
+                                           for name in (TRAIN_MAPS, TRAIN_LABELS, TEST_MAPS))
     if train_maps.ndim != 3 or test_maps.ndim != 3 or train_labels.shape != (len(train_maps), 5):
         raise ReferenceDataError(f"input data: expected maps (M, H, W), labels (M, 5) and test maps (N, H, W), "
                                  f"found {train_maps.shape}, {train_labels.shape}, {test_maps.shape}")

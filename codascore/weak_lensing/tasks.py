@@ -22,8 +22,9 @@ import numpy as np
 from ..errors import ReferenceDataError
 from ..task import Result, Section, Task
 from ..validate import is_number
-from . import files, metrics, report
+from . import files, metrics
 from .files import RESULT_FILE, write_result
+from .report import phase1_report, phase2_report
 
 
 class Phase1Task(Task):
@@ -70,7 +71,7 @@ class Phase1Task(Task):
                       details={"lam": lam, "n_instances": len(truth)})
 
     def report(self, result: Result, reference: dict, submission: dict, config: dict) -> list[Section]:
-        return report.phase1_report(reference["truth"], submission["means"], submission["errorbars"])
+        return phase1_report(reference["truth"], submission["means"], submission["errorbars"])
 
     def generate(self, root: Path, config: dict, progress=print, seed: int | None = None) -> None:
         from .generate import generate_phase1
@@ -141,8 +142,8 @@ class Phase2Task(Task):
                       report_data={"ranked": ranked})
 
     def report(self, result: Result, reference: dict, submission: dict, config: dict) -> list[Section]:
-        return report.phase2_report(reference["is_ood"], submission["p_ind"], result.report_data["ranked"],
-                                    result.details["eps"], result.details["tpr_low_fpr_from"])
+        return phase2_report(reference["is_ood"], submission["p_ind"], result.report_data["ranked"],
+                             result.details["eps"], result.details["tpr_low_fpr_from"])
 
     def generate(self, root: Path, config: dict, progress=print, seed: int | None = None) -> None:
         from .generate import generate_phase2
