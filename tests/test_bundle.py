@@ -200,7 +200,9 @@ def test_each_extracted_bundle_holds_the_private_data_and_the_projects_programs(
                            if sample not in get_task(task).answer_samples}, (name, task)
         assert shipped and set(generated) - set(shipped) == set(get_task(task).answer_samples)
     for program in ("scoring_program", "ingestion_program"):
-        assert tree(root / program) == {n: p.read_bytes() for n, p in bundle.program_entries(REPO_ROOT / program)}
+        # The vendored packages, which only a bundle holds, are checked by the layout test.
+        shipped = {n: data for n, data in tree(root / program).items() if not n.startswith("vendor/")}
+        assert shipped == {n: p.read_bytes() for n, p in bundle.program_entries(REPO_ROOT / program)}
 
 
 def test_no_starting_kit_sample_reaches_what_only_the_answers_reach(built, extracted, tmp_path):
