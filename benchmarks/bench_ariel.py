@@ -8,10 +8,10 @@ import scipy.stats
 from common import median_time, print_table
 
 from codascore.ariel import TASKS
-from codascore.ariel.forward import BuiltinForwardModel
-from codascore.ariel.io import Posteriors, planet_name
+from codascore.ariel.forward_model import BuiltinForwardModel
+from codascore.ariel.files import Posteriors, planet_name
 from codascore.ariel.metrics import PRIOR_BOUNDS, normalise, posterior_target_scores_batch, systematic_indices
-from codascore.ariel.task import ArielReference, ArielSubmission
+from codascore.ariel.tasks import ArielReference, ArielSubmission
 
 N_PLANETS = 1000
 M = 5000

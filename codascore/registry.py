@@ -27,7 +27,7 @@ GENERATION_MODULES = (
     "seeds.py",
     "weak_lensing/generate.py", "weak_lensing/simulator.py", "weak_lensing/baseline_model.py",
     "weak_lensing/broken_model.py",
-    "ariel/generate.py", "ariel/sampler.py",
+    "ariel/generate.py", "ariel/ensemble_sampler.py",
     "srbench/generate.py", "srbench/datasets.py", "srbench/baselines.py",
     "uai/generate.py", "uai/trivial.py", "uai/lbp_solver.py",
 )

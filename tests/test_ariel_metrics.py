@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import scipy.stats
-from conftest import load_vectors
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,30 +20,39 @@ from codascore.ariel.metrics import (
     posterior_target_scores_batch,
     spectral_score,
 )
-from codascore.ariel.summaries import Q_LEVELS, argsort_numpy123, summarise_spectra
+from codascore.ariel.spectral_summaries import Q_LEVELS, argsort_numpy123, summarise_spectra
 
 
 def _rel(a, b):
     return abs(a - b) / max(abs(b), 1e-300)
 
 
-def test_posterior_golden_vectors():
-    vectors = load_vectors("ariel_posterior.json")
-    assert len(vectors["cases"]) >= 5
-    for case in vectors["cases"]:
-        score = posterior_score(case["trace"], case["weights"], case["gt_trace"], case["gt_weights"],
-                                seed=case["seed"])
-        assert _rel(score, case["score"]) <= 1e-9 or score == case["score"], case["name"]
+@pytest.fixture(scope="module")
+def posterior_vectors(repo_root) -> dict:
+    return json.loads((repo_root / "tests" / "data" / "ariel_posterior.json").read_text())
 
 
-def test_posterior_golden_draws_match_legacy_stream():
-    for case in load_vectors("ariel_posterior.json")["cases"]:
-        rng = np.random.RandomState(case["seed"])
-        assert [rng.random_sample(), rng.random_sample()] == case["rng_draws"]
+def test_posterior_golden_file_records_its_provenance(posterior_vectors):
+    assert len(posterior_vectors["cases"]) >= 5
+    assert "ADC2023-baseline" in posterior_vectors["provenance"]["repository"]
+    assert posterior_vectors["versions"] == {"numpy": "1.23.5", "scipy": "1.10.1", "nestle": "0.2.0"}
 
 
-def test_seed_none_uses_global_generator_like_official_code():
-    case = load_vectors("ariel_posterior.json")["cases"][0]
+@pytest.mark.golden("ariel_posterior.json", "cases")
+def test_posterior_golden_vectors(golden):
+    score = posterior_score(golden["trace"], golden["weights"], golden["gt_trace"], golden["gt_weights"],
+                            seed=golden["seed"])
+    assert _rel(score, golden["score"]) <= 1e-9 or score == golden["score"], golden["id"]
+
+
+@pytest.mark.golden("ariel_posterior.json", "cases")
+def test_posterior_golden_draws_match_legacy_stream(golden):
+    rng = np.random.RandomState(golden["seed"])
+    assert [rng.random_sample(), rng.random_sample()] == golden["rng_draws"]
+
+
+def test_seed_none_uses_global_generator_like_official_code(posterior_vectors):
+    case = posterior_vectors["cases"][0]
     np.random.seed(case["seed"])
     score = posterior_score(case["trace"], case["weights"], case["gt_trace"], case["gt_weights"])
     assert _rel(score, case["score"]) <= 1e-9
@@ -54,11 +64,10 @@ def test_seed_none_uses_global_generator_like_official_code():
     assert np.random.random() == draws[2]
 
 
-def test_spectral_golden_vectors():
-    vectors = load_vectors("ariel_spectral.json")
-    for case in vectors["cases"]:
-        score = spectral_score(case["median"], case["bound"], case["gt_median"], case["gt_bound"])
-        assert _rel(score, case["score"]) <= 1e-9 or score == case["score"], case["name"]
+@pytest.mark.golden("ariel_spectral.json", "cases")
+def test_spectral_golden_vectors(golden):
+    score = spectral_score(golden["median"], golden["bound"], golden["gt_median"], golden["gt_bound"])
+    assert _rel(score, golden["score"]) <= 1e-9 or score == golden["score"], golden["id"]
 
 
 @pytest.mark.parametrize("factor, expected", [(1.0, 1000.0), (1.1, 997.930), (9.9, 950.218),
@@ -185,7 +194,7 @@ def test_systematic_resampling_counts_are_floor_or_ceil():
 
 
 def test_argsort_numpy123_reproduces_numpy_1_23_rows_for_uniform_weights():
-    # (order[l], order[l+1]) under numpy 1.23.5 for M uniform weights (spec section 6)
+    # (order[l], order[l+1]) under numpy 1.23.5 for M uniform weights (docs/ariel.md#numpy-123-introsort-tie-order)
     expected = {1000: [(666, 667), (713, 714), (572, 573), (994, 995), (853, 854), (147, 148), (6, 7),
                        (428, 429), (287, 288), (333, 334)],
                 5000: [(3288, 3287), (3525, 3523), (2823, 2822), (4936, 4935), (4235, 4234), (702, 741),

@@ -10,8 +10,8 @@ import h5py
 import numpy as np
 import pytest
 
-from codascore.ariel import forward, taurex_files
-from codascore.ariel.forward import MOLECULES, WAVELENGTH_UM, BuiltinForwardModel, make_forward_model
+from codascore.ariel import forward_model, taurex_files
+from codascore.ariel.forward_model import MOLECULES, WAVELENGTH_UM, BuiltinForwardModel, make_forward_model
 from codascore.errors import ReferenceDataError
 
 BASE = np.array([1.0, 1200.0, -4.0, -8.0, -8.0, -8.0, -8.0])
@@ -55,14 +55,14 @@ def test_synthetic_files_have_the_layout_taurex_reads(synthetic):
         p, t, nu, sigma = f["p"][()], f["t"][()], f["bin_edges"][()], f["xsecarr"][()]
     assert sigma.shape == (p.size, t.size, nu.size)
     # the grids span the model atmosphere, the prior's temperatures and the Ariel bins' edges
-    assert p.min() * 1e5 <= forward.P_TOP * (1 + 1e-9) and p.max() * 1e5 >= forward.P_SURFACE * (1 - 1e-9)
+    assert p.min() * 1e5 <= forward_model.P_TOP * (1 + 1e-9) and p.max() * 1e5 >= forward_model.P_SURFACE * (1 - 1e-9)
     assert t.min() <= 200 and t.max() >= 7000
-    edges_um = (WAVELENGTH_UM - forward.WIDTH_UM / 2, WAVELENGTH_UM + forward.WIDTH_UM / 2)
+    edges_um = (WAVELENGTH_UM - forward_model.WIDTH_UM / 2, WAVELENGTH_UM + forward_model.WIDTH_UM / 2)
     assert nu.min() < 1e4 / edges_um[1].max() and nu.max() > 1e4 / edges_um[0].min()
     assert np.all(np.diff(nu) > 0) and np.all(sigma > 0)
     # cm^2 per molecule, equal to the builtin band table at 1000 K; the 4.3 um band is CO2's strongest
     at_1000 = sigma[0, list(t).index(1000.0)]
-    np.testing.assert_allclose(at_1000, forward.band_cross_section(forward.MOLECULAR_BANDS["CO2"], nu))
+    np.testing.assert_allclose(at_1000, forward_model.band_cross_section(forward_model.MOLECULAR_BANDS["CO2"], nu))
     assert abs(1e4 / nu[np.argmax(at_1000)] - 4.3) < 0.05
 
 
@@ -78,7 +78,7 @@ def test_synthetic_cia_is_hitran_text(synthetic):
     assert float(header[5]) == pytest.approx(block[:, 1].max(), rel=1e-3)
     assert len(lines) == len(taurex_files.TEMPERATURES_K) * (n_points + 1)
     assert temperature == taurex_files.TEMPERATURES_K[0]
-    expected = forward.band_cross_section(forward.CIA_BANDS["H2-He"], block[:, 0],
+    expected = forward_model.band_cross_section(forward_model.CIA_BANDS["H2-He"], block[:, 0],
                                           taurex_files.broadening(temperature))
     np.testing.assert_allclose(block[:, 1], expected, rtol=1e-3)
 
@@ -133,7 +133,7 @@ def test_rows_and_per_row_aux_equal_single_calls(taurex_model):
 
 
 def test_zero_temperature_is_raised_to_t_min(taurex_model):
-    cold = np.array([[1.0, 0.0, -4, -8, -8, -8, -8], [1.0, forward.T_MIN, -4, -8, -8, -8, -8]])
+    cold = np.array([[1.0, 0.0, -4, -8, -8, -8, -8], [1.0, forward_model.T_MIN, -4, -8, -8, -8, -8]])
     depth = taurex_model.spectra(cold, SUN, MJ)
     assert np.all(np.isfinite(depth))
     np.testing.assert_array_equal(depth[0], depth[1])
@@ -207,14 +207,18 @@ def test_cli_taurex_check(tmp_path, capsys):
     summary = re.search(r"taurex / builtin: min ([\d.]+), median ([\d.]+), max ([\d.]+)", out)
     assert summary and all(0.95 < float(x) < 1.05 for x in summary.groups())
     assert len([line for line in out.splitlines() if re.match(r" *\d+\.\d{4} ", line)]) == 52
-    assert main(["ariel", "taurex-check", "--xsec", str(tmp_path / "xsec"), "--cia", str(tmp_path / "no")]) == 2
-    assert "taurex_cia_path" in capsys.readouterr().err
+    # A missing folder is bad input (exit 1); a wrong command line is a usage error (exit 2).
+    assert main(["ariel", "taurex-check", "--xsec", str(tmp_path / "xsec"), "--cia", str(tmp_path / "no")]) == 1
+    err = capsys.readouterr().err
+    assert "taurex_cia_path" in err and err.startswith("error: ") and "ERROR" not in err
     assert main(["ariel", "taurex-check", "--xsec", str(tmp_path / "xsec")]) == 2
+    assert capsys.readouterr().err.startswith("error: give both --xsec and --cia")
 
 
 def test_frozen_gt_spectra_record_the_line_list_folders():
     """GT spectra frozen with TauREx on one set of line lists must not be reused with another."""
-    from codascore.ariel.task import FROZEN_KEYS, TASKS, frozen_meta
+    from codascore.ariel.files import FROZEN_KEYS, frozen_meta
+    from codascore.ariel.tasks import TASKS
 
     config = TASKS["ariel.retrieval"].load_config({"task": "ariel.retrieval"})
     assert tuple(frozen_meta(config)) == FROZEN_KEYS  # builtin references are unchanged
@@ -223,22 +227,21 @@ def test_frozen_gt_spectra_record_the_line_list_folders():
     assert a != b and a["taurex_opacity_path"] == "lists/a/xsec"
 
 
-def test_scoring_with_taurex_end_to_end(synthetic, tmp_path):
+def test_scoring_with_taurex_end_to_end(synthetic, project_data):
     """The demo reference scored through TauREx: GT spectra recomputed with it (the frozen ones are the
     builtin model's), posterior scores untouched, spectral scores close to the builtin model's."""
     pytest.importorskip("taurex", reason=NO_TAUREX)
-    from codascore.ariel.task import TASKS
+    from codascore.ariel.tasks import TASKS
 
     task = TASKS["ariel.retrieval"]
-    task.generate(tmp_path, task.defaults, progress=lambda message: None)
-    ref = tmp_path / "reference_data" / "ariel.retrieval"
+    ref = project_data / "reference_data" / "ariel.retrieval"
     scores = {}
     for kind in ("builtin", "taurex"):
         config = task.load_config({**task.defaults, **_config(*synthetic), "forward_model": kind,
                                    "spectral_samples": 4})
         reference = task.load_reference(ref, config)
         for sample in ("ground_truth", "point_mass"):
-            submission = task.load_submission(tmp_path / "sample_submissions" / "ariel.retrieval" / sample,
+            submission = task.load_submission(project_data / "sample_submissions" / "ariel.retrieval" / sample,
                                               reference, config)
             scores[kind, sample] = task.score(reference, submission, config).scores
     for sample in ("ground_truth", "point_mass"):

@@ -15,7 +15,7 @@ from .metrics import (
                       posterior_target_scores_batch,
                       spectral_score,
 )
-from .task import TASKS
+from .tasks import TASKS
 
 __all__ = ["PRIOR_BOUNDS", "TARGETS", "TASKS", "final_score", "posterior_exact_score", "posterior_score",
            "posterior_target_scores", "posterior_target_scores_batch", "spectral_score"]

@@ -1,38 +1,39 @@
-"""``codascore ariel ...``: starting-kit helpers for ADC2023 submissions."""
+"""``codascore ariel ...``: starting-kit helpers for ADC2023 submissions.
+
+Each command raises on a problem (UsageError for a wrong command line, another CodascoreError for bad
+input); the core CLI prints ``error: ...`` and sets the exit code.
+"""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-from ..errors import ReferenceDataError, SubmissionError
+from ..errors import ReferenceDataError, UsageError
+from ..task import log
 
 
 def cmd_to_npz(args) -> int:
     """Convert an official-layout HDF5 submission to the equivalent NPZ (for scorers without h5py)."""
-    from .io import hdf5_to_npz
+    from .files import hdf5_to_npz
 
     hdf5_to_npz(Path(args.source), Path(args.target))
     print(f"wrote {args.target}")
     return 0
 
 
-def cmd_check(args) -> int:
-    """Validate a submission file against the expected planet groups, as the scorer does."""
-    from .io import planet_name, read_posterior_file, validate_posteriors
+def cmd_validate_file(args) -> int:
+    """Validate a submission file against the expected planet groups, as the scorer does; a
+    SubmissionError lists every problem."""
+    from .files import planet_name, read_posterior_file, validate_posteriors
 
     path = Path(args.file)
     expected = [planet_name(i) for i in range(args.planets)]
-    try:
-        groups = read_posterior_file(path, set(expected))
-        posteriors = validate_posteriors(groups, expected, path.name, args.min_samples, args.max_samples,
-                                         args.tolerance)
-    except SubmissionError as exc:
-        for problem in exc.problems:
-            print(f"ERROR: {problem}", file=sys.stderr)
-        return 1
+    groups = read_posterior_file(path, set(expected))
+    posteriors = validate_posteriors(groups, expected, path.name, args.min_samples, args.max_samples,
+                                     args.tolerance)
     for warning in posteriors.warnings:
-        print(f"WARNING: {warning}", file=sys.stderr)
+        log(f"WARNING: {warning}")
     print(f"{path.name}: {len(expected)} planets valid")
     return 0
 
@@ -44,11 +45,10 @@ def cmd_taurex_check(args) -> int:
 
     import numpy as np
 
-    from .forward import WAVELENGTH_UM, BuiltinForwardModel, make_forward_model
+    from .forward_model import WAVELENGTH_UM, BuiltinForwardModel, make_forward_model
 
     if bool(args.xsec) != bool(args.cia):
-        print("ERROR: give both --xsec and --cia, or neither (synthetic files)", file=sys.stderr)
-        return 2
+        raise UsageError("give both --xsec and --cia, or neither (synthetic files)")
     with tempfile.TemporaryDirectory() as tmp:
         xsec, cia = args.xsec, args.cia
         if not xsec:
@@ -60,22 +60,18 @@ def cmd_taurex_check(args) -> int:
             where = root if args.synthetic else "a temporary folder"
             print(f"synthetic files made from the builtin band table, in {where}")
         params = np.array([args.radius, args.temperature] + [args.log_mix] * 5)
-        try:
-            model = make_forward_model({"forward_model": "taurex", "taurex_opacity_path": str(xsec),
-                                        "taurex_cia_path": str(cia)})
-            depth = model.spectra(params, args.star_radius, args.planet_mass)[0]
-        except ReferenceDataError as exc:
-            print(f"ERROR: {exc}", file=sys.stderr)
-            return 2
+        model = make_forward_model({"forward_model": "taurex", "taurex_opacity_path": str(xsec),
+                                    "taurex_cia_path": str(cia)})
+        depth = model.spectra(params, args.star_radius, args.planet_mass)[0]
     builtin = BuiltinForwardModel().spectra(params, args.star_radius, args.planet_mass)[0]
     ratio = depth / builtin
     print(f"{'um':>8} {'taurex':>12} {'builtin':>12} {'ratio':>7}")
     for wl, d, b, r in zip(WAVELENGTH_UM, depth, builtin, ratio):
         print(f"{wl:8.4f} {d:12.6e} {b:12.6e} {r:7.4f}")
     print(f"taurex / builtin: min {ratio.min():.4f}, median {np.median(ratio):.4f}, max {ratio.max():.4f}")
+    sys.stdout.flush()
     if not np.all(np.isfinite(depth)):
-        print("ERROR: TauREx returned non-finite depths", file=sys.stderr)
-        return 1
+        raise ReferenceDataError("TauREx returned non-finite depths")
     return 0
 
 
@@ -86,13 +82,13 @@ def register(subparsers) -> None:
     p.add_argument("source")
     p.add_argument("target")
     p.set_defaults(func=cmd_to_npz)
-    p = commands.add_parser("check", help="validate a submission file (HDF5 or NPZ)")
+    p = commands.add_parser("validate-file", help="validate one submission file (HDF5 or NPZ) as the scorer does")
     p.add_argument("file")
     p.add_argument("--planets", type=int, required=True, help="number of test planets (Planet_public1..N)")
     p.add_argument("--min-samples", type=int, default=1000)
     p.add_argument("--max-samples", type=int, default=5000)
     p.add_argument("--tolerance", type=float, default=1e-5, help="allowed |sum(weights) - 1|")
-    p.set_defaults(func=cmd_check)
+    p.set_defaults(func=cmd_validate_file)
     p = commands.add_parser("taurex-check", help="run forward_model: taurex once beside the builtin model "
                             "(needs pip install 'codascore[taurex]')")
     p.add_argument("--xsec", help="cross-section folder (taurex_opacity_path)")

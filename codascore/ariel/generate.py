@@ -2,7 +2,7 @@
 
 Everything is made by the project (no ADC2023 data): true parameters are drawn from documented ranges,
 spectra come from the builtin forward model plus Gaussian noise, and the ground-truth posteriors from the
-ensemble sampler of :mod:`codascore.ariel.sampler`. Fixed seeds (the demo's GENERATOR_SEED, or a bundle's
+ensemble sampler of :mod:`codascore.ariel.ensemble_sampler`. Fixed seeds (the demo's GENERATOR_SEED, or a bundle's
 private master seed) make every file byte-identical on every run.
 """
 
@@ -12,14 +12,13 @@ import shutil
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from .. import seeds
-from . import io as ariel_io
-from .forward import MOLECULES, WAVELENGTH_UM, WIDTH_UM, BuiltinForwardModel, opacity_table
+from . import files
+from .ensemble_sampler import ensemble_posteriors
+from .forward_model import MOLECULES, WAVELENGTH_UM, WIDTH_UM, BuiltinForwardModel, opacity_table
 from .metrics import PRIOR_BOUNDS, TARGETS
-from .sampler import ensemble_posteriors
-from .summaries import posterior_spectra, spectral_quartiles
+from .spectral_summaries import posterior_quartiles
 
 #: The demo's public seed: its main stream, and [GENERATOR_SEED, 1] for the invalid samples.
 GENERATOR_SEED = 2023
@@ -72,10 +71,6 @@ def fit_ridge(features, targets, penalty: float = 1e-3):
     return coef, residual_sd
 
 
-def _yaml(path: Path, data: dict) -> None:
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-
-
 def generate_demo(root: Path, task, config: dict, progress=print, seed: int | None = None) -> None:
     import pandas as pd
 
@@ -84,7 +79,7 @@ def generate_demo(root: Path, task, config: dict, progress=print, seed: int | No
     invalid_rng = (np.random.default_rng([GENERATOR_SEED, 1]) if seed is None
                    else seeds.generator(seed, task.name, "invalid samples"))
     forward_model = BuiltinForwardModel()
-    names = [ariel_io.planet_name(i) for i in range(N_PLANETS)]
+    names = [files.planet_name(i) for i in range(N_PLANETS)]
     params, star_radius, planet_mass = draw_planets(rng, N_PLANETS)
     spectra, noise = observe(forward_model, params, star_radius, planet_mass, rng)
     progress(f"ariel: sampling ground-truth posteriors of {N_PLANETS} planets")
@@ -102,28 +97,24 @@ def generate_demo(root: Path, task, config: dict, progress=print, seed: int | No
         if folder.exists():
             shutil.rmtree(folder)
         folder.mkdir(parents=True)
-    task_yaml = {"task": task.name, **{k: config[k] for k in task.defaults}}
-    _yaml(ref / "task.yaml", task_yaml)
-    _yaml(inp / "task.yaml", task_yaml)
+    for folder in (ref, inp):
+        task.write_task_yaml(folder, config, keys=task.defaults)
 
     table = pd.DataFrame({"planet": names, "planet_ID": np.arange(N_PLANETS), "star_radius_m": star_radius,
                           "planet_mass_kg": planet_mass,
                           "in_spectral_subset": [int(i in spectral_index) for i in range(N_PLANETS)]})
     for j, target in enumerate(TARGETS):
         table[f"true_{target}"] = params[:, j]
-    table.to_csv(ref / "planets.csv", index=False, float_format="%.17g")
-    ariel_io.write_npz(ref / "ground_truth.npz", ariel_io.posteriors_npz_arrays(names, gt_traces, gt_weights))
-    _write_frozen_spectra(ref / "spectral_truth.npz", forward_model, gt_traces, gt_weights, star_radius,
+    table.to_csv(ref / files.PLANETS_FILE, index=False, float_format="%.17g")
+    files.write_npz(ref / "ground_truth.npz", files.posteriors_npz_arrays(names, gt_traces, gt_weights))
+    _write_frozen_spectra(ref / files.SPECTRAL_TRUTH_FILE, forward_model, gt_traces, gt_weights, star_radius,
                           planet_mass, spectral_index, config)
     opacity = opacity_table()
     pd.DataFrame({"wavelength_um": WAVELENGTH_UM, "width_um": WIDTH_UM, **opacity}).to_csv(
         ref / "builtin_opacity_table.csv", index=False, float_format="%.9e")
 
     # Participant inputs (code submissions): spectra, noise and the auxiliary table, no truth.
-    ariel_io.write_npz(inp / "spectra.npz", {"spectra": spectra, "noise": noise, "wavelength_um": WAVELENGTH_UM,
-                                             "width_um": WIDTH_UM})
-    table[["planet_ID", "star_radius_m", "planet_mass_kg"]].to_csv(inp / "AuxillaryTable.csv", index=False,
-                                                                    float_format="%.17g")
+    files.write_code_inputs(inp, spectra, noise, WAVELENGTH_UM, WIDTH_UM, table)
 
     task.write_perfect_submission(ref, samples / "ground_truth", config)
     _write_samples(samples, names, gt_traces, gt_weights, rng)
@@ -136,21 +127,13 @@ def _write_frozen_spectra(path, forward_model, traces, weights, star_radius, pla
                           config) -> None:
     """GT quartile spectra for both spectral methods, made with the scorer's own draw sequence: two
     posterior draws per planet, then (submission, GT) per spectral planet; the GT draw is used here."""
-    from .task import frozen_meta
-
     stream = np.random.RandomState(int(config["seed"]))
     stream.random_sample(2 * len(traces))
     gt_draws = [stream.random_sample(2)[1] for _ in spectral_index]
-    arrays = {}
-    for method in ("quantiles", "official"):
-        quartiles = [spectral_quartiles(posterior_spectra(
-            forward_model, traces[p], weights[p], star_radius[p], planet_mass[p], u, method,
-            int(config["spectral_samples"]), config["argsort_compat"])) for p, u in zip(spectral_index, gt_draws)]
-        for k, key in enumerate(("q1", "q2", "q3")):
-            arrays[f"{method}/{key}"] = np.stack([q[k] for q in quartiles])
-    for key, value in frozen_meta(config).items():
-        arrays[f"meta/{key}"] = np.array(str(value) if value is None else value)
-    ariel_io.write_npz(path, arrays)
+    quartiles = {method: [posterior_quartiles(forward_model, traces[p], weights[p], star_radius[p], planet_mass[p],
+                                              u, config, method) for p, u in zip(spectral_index, gt_draws)]
+                 for method in ("quantiles", "official")}
+    files.write_spectral_truth(path, quartiles, config)
 
 
 def _weighted_moments(trace, w):
@@ -162,9 +145,9 @@ def _write_posterior_sample(samples: Path, folder_name: str, names, traces, weig
     folder = samples / folder_name
     folder.mkdir()
     if npz:
-        ariel_io.write_npz(folder / "submission.npz", ariel_io.posteriors_npz_arrays(names, traces, weights))
+        files.write_npz(folder / "submission.npz", files.posteriors_npz_arrays(names, traces, weights))
     else:
-        ariel_io.write_posteriors_hdf5(folder / "submission.hdf5", names, traces, weights)
+        files.write_posteriors_hdf5(folder / files.SUBMISSION_FILE, names, traces, weights)
     return folder
 
 
@@ -221,7 +204,7 @@ def _write_code_sample(folder: Path, forward_model, rng) -> None:
     spectra, noise = observe(forward_model, params, star_radius, planet_mass, rng)
     coef, residual_sd = fit_ridge(spectral_features(spectra, noise, star_radius, planet_mass), params)
     folder.mkdir()
-    ariel_io.write_npz(folder / "ridge.npz", {"coef": coef, "residual_sd": residual_sd,
+    files.write_npz(folder / "ridge.npz", {"coef": coef, "residual_sd": residual_sd,
                                              "prior_bounds": PRIOR_BOUNDS})
     (folder / "model.py").write_text(CODE_SUBMISSION)
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ParticipantCodeError, ReferenceDataError, SubmissionError, TimeLimitExceeded
+from ..errors import ParticipantCodeError, SubmissionError, TimeLimitExceeded
 from ..sandbox import call_with_time_limit, find_entry, import_participant_module
 from ..task import log
-from . import io as ariel_io
+from . import files
 
 ENTRY_FILE = "model.py"
 
@@ -32,19 +32,12 @@ def _run_predict(entry: Path, spectra, noise, aux):
 
 
 def ingest(input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
-    import pandas as pd
-
     entry, warnings = find_entry(submission_dir, (ENTRY_FILE,))
     if entry is None:
         return  # a result submission: the compute worker copies its files itself
     for warning in warnings:
         log(f"WARNING: {warning}")
-    try:
-        with np.load(input_dir / "spectra.npz", allow_pickle=False) as archive:
-            spectra, noise = archive["spectra"], archive["noise"]
-        aux = pd.read_csv(input_dir / "AuxillaryTable.csv")
-    except (OSError, KeyError, ValueError) as exc:
-        raise ReferenceDataError(f"input data: cannot read spectra.npz / AuxillaryTable.csv ({exc})") from exc
+    spectra, noise, aux = files.read_code_inputs(input_dir)
     try:
         traces, weights = call_with_time_limit(_run_predict, (entry.resolve(), spectra, noise, aux),
                                                timeout=float(config["time_limit"]), label=f"{ENTRY_FILE} predict()")
@@ -53,6 +46,6 @@ def ingest(input_dir: Path, output_dir: Path, submission_dir: Path, config: dict
     if len(traces) != len(spectra) or len(weights) != len(spectra):
         raise SubmissionError(f"{ENTRY_FILE} predict() returned {len(traces)} traces and {len(weights)} weight "
                               f"arrays for {len(spectra)} planets")
-    names = [ariel_io.planet_name(i) for i in range(len(spectra))]
+    names = [files.planet_name(i) for i in range(len(spectra))]
     output_dir.mkdir(parents=True, exist_ok=True)
-    ariel_io.write_posteriors_hdf5(output_dir / "submission.hdf5", names, traces, weights)
+    files.write_posteriors_hdf5(output_dir / files.SUBMISSION_FILE, names, traces, weights)

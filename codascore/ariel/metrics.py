@@ -1,8 +1,8 @@
 """Ariel Data Challenge 2023 metrics: posterior score (KS on resampled traces) and spectral score.
 
 Pure functions: numpy arrays in, floats out, no file access. The behaviour follows the organisers' scoring
-code (ucl-exoplanets/ADC2023-baseline ``posterior_utils.py`` and ``spectral_metric.py``) as described in
-the project's spec; nothing is copied from it.
+code (ucl-exoplanets/ADC2023-baseline ``posterior_utils.py`` and ``spectral_metric.py``) as
+docs/ariel.md describes it, with the file and line of each rule; nothing is copied from it.
 
 Targets, in column order: planet radius (R_Jup), temperature (K), log10 mixing ratios of H2O, CO2, CO,
 CH4 and NH3. Prior bounds below are the official ``default_prior_bounds``.
@@ -76,11 +76,13 @@ def as_random_state(seed) -> np.random.RandomState | None:
 
 # ---------------------------------------------------------------------------------------- resampling
 def systematic_indices(weights: np.ndarray, u: float, n_out: int | None = None) -> np.ndarray:
-    """Row indices of systematic resampling (nestle 0.2.0 ``resample_equal``).
+    """Row indices of systematic resampling (nestle 0.2.0 ``resample_equal``;
+    docs/ariel.md#systematic-resampling).
 
     positions_i = (u + i) / n_out for i < n_out; idx_i = smallest j with positions_i < cumsum(w)_j,
     i.e. a right-sided binary search. Indices past the end (only possible when sum(w) is a hair below 1,
-    where nestle would crash) are clamped to the last row. Output keeps the original row order.
+    where nestle would crash; docs/ariel.md#an-index-past-the-end-is-clamped) are clamped to the last
+    row. Output keeps the original row order.
     """
     n = weights.shape[0]
     n_out = n if n_out is None else int(n_out)
@@ -90,7 +92,8 @@ def systematic_indices(weights: np.ndarray, u: float, n_out: int | None = None) 
 
 
 def clip_to_prior(trace: np.ndarray) -> np.ndarray:
-    """Clip each column to its prior bounds (official ``restrict_to_prior``)."""
+    """Clip each column to its prior bounds (official ``restrict_to_prior``;
+    docs/ariel.md#clipping-to-the-prior)."""
     return np.clip(trace, PRIOR_BOUNDS[:, 0], PRIOR_BOUNDS[:, 1])
 
 
@@ -104,8 +107,8 @@ def normalise(trace: np.ndarray) -> np.ndarray:
 def resampled_columns(trace, weights, gt_trace, gt_weights, rng, out=None) -> np.ndarray:
     """The pooled (7, 2M) array the KS tests compare: columns :M hold the normalised, resampled
     submission, columns M: the normalised, resampled GT (two draws, in that order) cyclically resized or
-    truncated to M rows (np.resize). One row per target, so every elementwise pass runs along M; out, if
-    given, is filled in place."""
+    truncated to M rows (np.resize, docs/ariel.md#the-ground-truth-resized-to-m). One row per target,
+    so every elementwise pass runs along M; out, if given, is filled in place."""
     m = trace.shape[0]
     sub_rows = systematic_indices(weights, _uniform_draw(rng))
     gt_rows = systematic_indices(gt_weights, _uniform_draw(rng))
@@ -136,7 +139,8 @@ def ks_statistic_rows(a, b) -> np.ndarray:
 
     D = max_x |F_a(x) - F_b(x)| over pooled values, F counting "<=" (ties handled as scipy's
     right-sided searchsorted). For n <= 10000 scipy's exact mode rounds D to round(D n) / n, done here
-    too. One batched sort replaces 2 sorts + 2 searches per row.
+    too (docs/ariel.md#the-ks-statistic-rounded-in-exact-mode). One batched sort replaces 2 sorts + 2
+    searches per row.
     """
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
@@ -256,8 +260,9 @@ def posterior_score(trace, weights, gt_trace, gt_weights, seed=None) -> float:
     seed: None uses NumPy's global legacy generator exactly like the official code; an int s gives the
     official result obtained right after ``np.random.seed(s)``; a RandomState is consumed in place.
 
-    Source: ucl-exoplanets/ADC2023-baseline ``posterior_utils.compute_posterior_loss``; ADC2023
-    documentation, "Posterior Score".
+    Source: ucl-exoplanets/ADC2023-baseline ``posterior_utils.py`` lines 72-85
+    (``compute_posterior_loss``); ADC2023 documentation, "Posterior Score";
+    docs/ariel.md#posterior-score-posterior_score.
     """
     return float(np.mean(posterior_target_scores(trace, weights, gt_trace, gt_weights, seed)))
 
@@ -277,7 +282,8 @@ def posterior_exact_score(trace, weights, gt_trace, gt_weights) -> float:
         score = mean_t (1 - sup_x |F_w(x) - G_w(x)|) * 1000
 
     with F_w, G_w the weighted empirical CDFs of the prior-clipped target t of the submission and the GT
-    (weights divided by their sum). No resampling, no resizing, hence no random noise.
+    (weights divided by their sum). No resampling, no resizing, hence no random noise
+    (docs/ariel.md#deterministic-variant-posterior_exact).
     """
     return float(np.mean(posterior_exact_target_scores(trace, weights, gt_trace, gt_weights)))
 
@@ -354,8 +360,8 @@ def spectral_score(median, bound, gt_median, gt_bound) -> float:
     else 100 * mean(|log10 y - log10 x|) (L1 within 1 dex, L2 beyond: an "inverse" Huber). median and
     bound are the per-bin median and inter-quartile range (+1e-8) of the spectra of a posterior sample.
 
-    Source: ucl-exoplanets/ADC2023-baseline ``spectral_metric.compute_score``; ADC2023 documentation,
-    "Spectral Score".
+    Source: ucl-exoplanets/ADC2023-baseline ``spectral_metric.py`` lines 12-46 (``compute_score``);
+    ADC2023 documentation, "Spectral Score"; docs/ariel.md#spectral-score-spectral_score.
     """
     median = _as_spectrum("median", median)
     bound = _as_spectrum("bound", bound)
@@ -369,5 +375,6 @@ def spectral_score(median, bound, gt_median, gt_bound) -> float:
 
 
 def final_score(posterior: float, spectral: float, posterior_weight: float = 0.8) -> float:
-    """final = beta * posterior + (1 - beta) * spectral, beta = 0.8 in ADC2023 (notebook cell 68)."""
+    """final = beta * posterior + (1 - beta) * spectral, beta = 0.8 in ADC2023 (notebook cell 68;
+    docs/ariel.md#final-score)."""
     return float(posterior_weight * posterior + (1.0 - posterior_weight) * spectral)

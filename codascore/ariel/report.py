@@ -6,7 +6,7 @@ import numpy as np
 
 from ..report import figure_html, new_figure, paragraph, table
 from ..task import Section
-from .forward import WAVELENGTH_UM
+from .forward_model import WAVELENGTH_UM
 from .metrics import PRIOR_BOUNDS, TARGETS, clip_to_prior
 
 N_SHOWN = 3  # planets shown in the marginal and spectra figures
@@ -68,7 +68,7 @@ def _shared_bins(a: np.ndarray, b: np.ndarray, target: int) -> np.ndarray:
 
 
 def _spectra(result, reference, submission) -> Section:
-    views = submission.spectral_views
+    views = result.report_data.get("spectral_quartiles", {})
     if not views:
         return Section("Spectra", paragraph("No spectral-subset planet was scored."))
     shown = [p for p in _worst_first(result, "spectral") if p in views]

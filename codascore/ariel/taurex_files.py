@@ -3,8 +3,9 @@
 The official ADC2023 forward model reads molecular cross-sections and HITRAN collision-induced absorption
 (CIA) tables from the organisers' line-list download. That download cannot be shipped or fetched here, so
 this module writes small stand-ins in the same two formats, with values generated from
-:data:`~codascore.ariel.forward.MOLECULAR_BANDS` and :data:`~codascore.ariel.forward.CIA_BANDS`. TauREx runs
-on them exactly as on real files; the spectra are then comparable with the builtin model, not official.
+:data:`~codascore.ariel.forward_model.MOLECULAR_BANDS` and
+:data:`~codascore.ariel.forward_model.CIA_BANDS`. TauREx runs on them exactly as on real files; the
+spectra are then comparable with the builtin model, not official.
 
 Formats (as TauREx 3.3 reads them):
 
@@ -27,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .forward import CIA_BANDS, CIA_PAIRS, MOLECULAR_BANDS, MOLECULES, P_SURFACE, P_TOP, band_cross_section
+from .forward_model import CIA_BANDS, CIA_PAIRS, MOLECULAR_BANDS, MOLECULES, P_SURFACE, P_TOP, band_cross_section
 
 #: Temperature grid of the synthetic files (K); TauREx holds values beyond the ends constant.
 TEMPERATURES_K = (200.0, 400.0, 700.0, 1000.0, 1500.0, 2000.0, 3000.0, 4500.0, 7000.0)

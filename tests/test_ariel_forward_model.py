@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from codascore.ariel import forward
-from codascore.ariel.forward import WAVELENGTH_UM, WIDTH_UM, BuiltinForwardModel
-from codascore.ariel.summaries import official_rows, posterior_spectra
+from codascore.ariel import forward_model
+from codascore.ariel.forward_model import WAVELENGTH_UM, WIDTH_UM, BuiltinForwardModel
+from codascore.ariel.spectral_summaries import official_rows, posterior_spectra
 
 BASE = np.array([1.0, 1200.0, -4.0, -8.0, -8.0, -8.0, -8.0])
 SUN, MJ = 6.9634e8, 1.898e27
@@ -37,7 +37,7 @@ def test_shapes_and_vectorised_rows_equal_single_rows(model):
 
 def test_physics_directions(model):
     depth = model.spectra(BASE, SUN, MJ)[0]
-    surface_only = (forward.RJUP / (SUN / forward.RSOL_AUX * forward.RSOL_TAUREX)) ** 2
+    surface_only = (forward_model.RJUP / (SUN / forward_model.RSOL_AUX * forward_model.RSOL_TAUREX)) ** 2
     assert np.all(depth > surface_only) and np.all(depth < 1.2 * surface_only)
     # bigger planet, hotter atmosphere, lighter planet: deeper transits
     for column, value in ((0, 1.2), (1, 2000.0)):

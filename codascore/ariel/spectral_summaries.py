@@ -1,15 +1,18 @@
-"""From a weighted posterior sample to the (median, bound) spectra the spectral score compares.
+"""From a weighted posterior sample to the (median, bound) spectra the spectral score compares
+(docs/ariel.md#median-and-bound-spectra).
 
 Two methods (task.yaml ``spectral_method``):
 
 - ``quantiles`` (default): K rows by systematic resampling of the prior-clipped trace (one uniform
   draw), their K spectra, then the per-bin 25/50/75 % quantiles: median = Q2, bound = Q3 - Q1 + 1e-8.
 - ``official``: the ADC2023 row selection (FM_utils ``compute_approx_mean_and_bound``): resample all M
-  rows (one draw), order them by ``argsort`` of the *original weights*, take rows l and l+1 with
+  rows (one draw), order them by ``argsort`` of the *original weights*
+  (docs/ariel.md#rows-chosen-by-argsort-of-the-weights), take rows l and l+1 with
   x = q (M - 1), l = floor(x), f = x - l for 10 levels q in linspace(0.01, 0.99), blend their spectra
   (1 - f) FM(S_l) + f FM(S_l+1), then the same per-bin quantiles over those 10 spectra.
 
-Both sanitise like the official code: NaN and +-inf -> 0.1, then clip to [1e-8, 0.1].
+Both sanitise like the official code: NaN and +-inf -> 0.1, then clip to [1e-8, 0.1]
+(docs/ariel.md#sanitised-quartile-spectra).
 """
 
 from __future__ import annotations
@@ -84,10 +87,10 @@ def argsort_by_mode(values, argsort_compat: str) -> np.ndarray:
 def argsort_numpy123(values) -> np.ndarray:
     """The permutation numpy 1.23's default ``np.argsort`` (introsort, float64) returns, ties included.
 
-    Re-implemented from the algorithm's description in the spec (median-of-three quicksort on ranges
-    longer than 16, insertion sort below, heapsort once the depth budget 2 floor(log2 n) runs out)
-    because newer numpy versions order tied values differently and the official spectral rows depend
-    on that order. NaN sorts after every number."""
+    Re-implemented from the algorithm's steps (docs/ariel.md#numpy-123-introsort-tie-order):
+    median-of-three quicksort on ranges longer than 16, insertion sort below, heapsort once the depth
+    budget 2 floor(log2 n) runs out. Newer numpy versions order tied values differently, and the official
+    spectral rows depend on that order. NaN sorts after every number."""
     v = [float(x) for x in np.asarray(values, dtype=np.float64).ravel()]
     n = len(v)
     t = list(range(n))
@@ -185,3 +188,13 @@ def posterior_spectra(forward_model, trace, weights, star_radius_m, planet_mass_
         rows, pairs = official_rows(trace, weights, u, argsort_compat)
         return blend(forward_model.spectra(rows, star_radius_m, planet_mass_kg), pairs)
     raise ValueError(f"spectral_method: unknown value {method!r} (quantiles or official)")
+
+
+def posterior_quartiles(forward_model, trace, weights, star_radius_m, planet_mass_kg, u, config: dict,
+                        method: str | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The sanitised per-bin (q1, q2, q3) of one weighted sample's spectra with task.yaml's spectral
+    settings (method: config's ``spectral_method`` unless given). The scorer and the frozen ground truth
+    both come through here, so that they cannot drift apart."""
+    return spectral_quartiles(posterior_spectra(
+        forward_model, trace, weights, star_radius_m, planet_mass_kg, u, method or config["spectral_method"],
+        int(config["spectral_samples"]), config["argsort_compat"]))

@@ -7,11 +7,11 @@ import sys
 import numpy as np
 import pytest
 
-from codascore.ariel import io as ariel_io
+from codascore.ariel import files
 from codascore.ariel.metrics import PRIOR_BOUNDS, SUM_TOLERANCE
 from codascore.errors import SubmissionError
 
-NAMES = [ariel_io.planet_name(i) for i in range(3)]
+NAMES = [files.planet_name(i) for i in range(3)]
 
 
 def _posteriors(m=20, seed=0):
@@ -25,10 +25,10 @@ def _validate(traces, weights, names=NAMES, tmp_path=None, fmt="hdf5", **limits)
     limits = {"min_samples": 10, "max_samples": 50, **limits}
     path = tmp_path / f"submission.{fmt}"
     if fmt == "hdf5":
-        ariel_io.write_posteriors_hdf5(path, names, traces, weights)
+        files.write_posteriors_hdf5(path, names, traces, weights)
     else:
-        ariel_io.write_npz(path, ariel_io.posteriors_npz_arrays(names, traces, weights))
-    return ariel_io.load_posteriors(tmp_path, NAMES, **limits)
+        files.write_npz(path, files.posteriors_npz_arrays(names, traces, weights))
+    return files.load_posteriors(tmp_path, NAMES, **limits)
 
 
 @pytest.mark.parametrize("fmt", ["hdf5", "npz"])
@@ -44,7 +44,7 @@ def test_hdf5_has_official_layout(tmp_path):
     import h5py
 
     traces, weights = _posteriors()
-    ariel_io.write_posteriors_hdf5(tmp_path / "s.hdf5", NAMES, traces, weights)
+    files.write_posteriors_hdf5(tmp_path / "s.hdf5", NAMES, traces, weights)
     with h5py.File(tmp_path / "s.hdf5") as handle:
         assert sorted(handle) == NAMES
         assert handle["Planet_public2"].attrs["ID"] == 1
@@ -111,32 +111,32 @@ def test_extra_groups_are_ignored_with_a_warning(tmp_path):
 
 def test_file_level_problems(tmp_path):
     with pytest.raises(SubmissionError, match="no submission file"):
-        ariel_io.find_posterior_file(tmp_path)
+        files.find_posterior_file(tmp_path)
     (tmp_path / "submission.hdf5").write_text("not hdf5")
     with pytest.raises(SubmissionError, match="not a readable HDF5 file"):
-        ariel_io.load_posteriors(tmp_path, NAMES)
+        files.load_posteriors(tmp_path, NAMES)
     (tmp_path / "submission.npz").write_text("x")
     with pytest.raises(SubmissionError, match="several submission files"):
-        ariel_io.find_posterior_file(tmp_path)
+        files.find_posterior_file(tmp_path)
 
 
 def test_npz_with_strings_or_pickles_is_refused(tmp_path):
     traces, weights = _posteriors()
-    arrays = ariel_io.posteriors_npz_arrays(NAMES, traces, weights)
+    arrays = files.posteriors_npz_arrays(NAMES, traces, weights)
     arrays["Planet_public1/weights"] = np.array(["a"] * 20)
-    ariel_io.write_npz(tmp_path / "submission.npz", arrays)
+    files.write_npz(tmp_path / "submission.npz", arrays)
     with pytest.raises(SubmissionError, match="Planet_public1/weights has dtype"):
-        ariel_io.load_posteriors(tmp_path, NAMES, min_samples=10)
+        files.load_posteriors(tmp_path, NAMES, min_samples=10)
     np.savez(tmp_path / "submission.npz", **{**arrays, "Planet_public1/weights": np.array([object()] * 20)})
     with pytest.raises(SubmissionError, match="Planet_public1/weights cannot be read without pickle"):
-        ariel_io.load_posteriors(tmp_path, NAMES, min_samples=10)
+        files.load_posteriors(tmp_path, NAMES, min_samples=10)
 
 
 def test_npz_writer_is_byte_deterministic_and_loadable(tmp_path):
     traces, weights = _posteriors()
-    arrays = ariel_io.posteriors_npz_arrays(NAMES, traces, weights)
-    ariel_io.write_npz(tmp_path / "a.npz", arrays)
-    ariel_io.write_npz(tmp_path / "b.npz", arrays)
+    arrays = files.posteriors_npz_arrays(NAMES, traces, weights)
+    files.write_npz(tmp_path / "a.npz", arrays)
+    files.write_npz(tmp_path / "b.npz", arrays)
     assert (tmp_path / "a.npz").read_bytes() == (tmp_path / "b.npz").read_bytes()
     with np.load(tmp_path / "a.npz") as loaded:
         np.testing.assert_array_equal(loaded["Planet_public3/tracedata"], traces[2])
@@ -144,39 +144,44 @@ def test_npz_writer_is_byte_deterministic_and_loadable(tmp_path):
 
 def test_hdf5_to_npz_converter(tmp_path):
     traces, weights = _posteriors()
-    ariel_io.write_posteriors_hdf5(tmp_path / "s.hdf5", NAMES, traces, weights)
+    files.write_posteriors_hdf5(tmp_path / "s.hdf5", NAMES, traces, weights)
     (tmp_path / "out").mkdir()
-    ariel_io.hdf5_to_npz(tmp_path / "s.hdf5", tmp_path / "out" / "submission.npz")
-    out = ariel_io.load_posteriors(tmp_path / "out", NAMES, min_samples=10)
+    files.hdf5_to_npz(tmp_path / "s.hdf5", tmp_path / "out" / "submission.npz")
+    out = files.load_posteriors(tmp_path / "out", NAMES, min_samples=10)
     np.testing.assert_array_equal(out.traces[1], traces[1])
 
 
 def test_submission_named_file_wins_over_other_data_files(tmp_path):
     traces, weights = _posteriors()
-    ariel_io.write_posteriors_hdf5(tmp_path / "submission.hdf5", NAMES, traces, weights)
-    ariel_io.write_npz(tmp_path / "model_weights.npz", {"coef": np.zeros(3)})
-    assert ariel_io.find_posterior_file(tmp_path).name == "submission.hdf5"
+    files.write_posteriors_hdf5(tmp_path / "submission.hdf5", NAMES, traces, weights)
+    files.write_npz(tmp_path / "model_weights.npz", {"coef": np.zeros(3)})
+    assert files.find_posterior_file(tmp_path).name == "submission.hdf5"
     (tmp_path / "submission.hdf5").rename(tmp_path / "posterior.h5")
     with pytest.raises(SubmissionError, match="several submission files"):
-        ariel_io.find_posterior_file(tmp_path)
+        files.find_posterior_file(tmp_path)
 
 
-def test_cli_check_and_convert(tmp_path, capsys):
+def test_cli_validate_file_and_convert(tmp_path, capsys):
     from codascore.cli import main
 
     traces, weights = _posteriors(m=1000)
-    ariel_io.write_posteriors_hdf5(tmp_path / "submission.hdf5", NAMES, traces, weights)
+    files.write_posteriors_hdf5(tmp_path / "submission.hdf5", NAMES, traces, weights)
     assert main(["ariel", "to-npz", str(tmp_path / "submission.hdf5"), str(tmp_path / "s.npz")]) == 0
-    assert main(["ariel", "check", str(tmp_path / "s.npz"), "--planets", "3"]) == 0
-    assert main(["ariel", "check", str(tmp_path / "s.npz"), "--planets", "4"]) == 1
-    assert "Planet_public4" in capsys.readouterr().err
+    assert main(["ariel", "validate-file", str(tmp_path / "s.npz"), "--planets", "3"]) == 0
+    assert main(["ariel", "validate-file", str(tmp_path / "s.npz"), "--planets", "4"]) == 1
+    err = capsys.readouterr().err
+    assert "Planet_public4" in err and err.startswith("error: s.npz: 1 planet group(s) missing")
+    assert "ERROR" not in err
+    (tmp_path / "bad.hdf5").write_text("not hdf5")
+    assert main(["ariel", "validate-file", str(tmp_path / "bad.hdf5"), "--planets", "3"]) == 1
+    assert "bad.hdf5: not a readable HDF5 file" in capsys.readouterr().err
 
 
 def test_hdf5_links_and_external_storage_are_refused(tmp_path):
     import h5py
 
     traces, weights = _posteriors()
-    ariel_io.write_posteriors_hdf5(tmp_path / "other.hdf5", NAMES, traces, weights)
+    files.write_posteriors_hdf5(tmp_path / "other.hdf5", NAMES, traces, weights)
     sub = tmp_path / "sub"
     sub.mkdir()
     (tmp_path / "raw.bin").write_bytes(np.full(20, 0.05).tobytes())
@@ -189,7 +194,7 @@ def test_hdf5_links_and_external_storage_are_refused(tmp_path):
         group.create_dataset("tracedata", data=traces[2])
         group["weights"] = h5py.SoftLink("/Planet_public2/weights")
     with pytest.raises(SubmissionError) as info:
-        ariel_io.load_posteriors(sub, NAMES, min_samples=10)
+        files.load_posteriors(sub, NAMES, min_samples=10)
     text = str(info.value)
     assert "Planet_public1 is a soft or external link" in text
     assert "Planet_public2/weights stores its data in other files" in text
@@ -198,7 +203,7 @@ def test_hdf5_links_and_external_storage_are_refused(tmp_path):
 
 def test_hdf5_without_h5py_asks_for_npz(tmp_path, monkeypatch):
     traces, weights = _posteriors()
-    ariel_io.write_posteriors_hdf5(tmp_path / "submission.hdf5", NAMES, traces, weights)
+    files.write_posteriors_hdf5(tmp_path / "submission.hdf5", NAMES, traces, weights)
     monkeypatch.setitem(sys.modules, "h5py", None)  # makes `import h5py` fail
     with pytest.raises(SubmissionError, match="HDF5 needs h5py.*submission.npz"):
-        ariel_io.load_posteriors(tmp_path, NAMES, min_samples=10)
+        files.load_posteriors(tmp_path, NAMES, min_samples=10)

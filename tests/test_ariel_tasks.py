@@ -1,7 +1,9 @@
-"""ariel.retrieval end to end: generated reference, sample submissions, ingestion, report."""
+"""ariel.retrieval: the generated reference, sample submissions, ingestion, a pure score(), the report."""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
 import shutil
 from pathlib import Path
 
@@ -10,7 +12,7 @@ import pytest
 import yaml
 
 from codascore.ariel import TASKS, posterior_target_scores
-from codascore.ariel import io as ariel_io
+from codascore.ariel import files
 from codascore.errors import ReferenceDataError, SubmissionError
 from codascore.registry import get_task
 
@@ -19,10 +21,9 @@ NAME = TASK.name
 
 
 @pytest.fixture(scope="module")
-def demo(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("ariel_demo")
-    TASK.generate(root, TASK.defaults, progress=lambda message: None)
-    return root
+def demo(project_data) -> Path:
+    """The project's demo data (read only: tests that change reference files work on a copy)."""
+    return project_data
 
 
 def _config(root, **overrides):
@@ -118,9 +119,12 @@ def test_every_invalid_sample_is_tested(demo):
 
 def test_generation_is_byte_identical(demo, tmp_path):
     TASK.generate(tmp_path, TASK.defaults, progress=lambda message: None)
-    for path in sorted(demo.rglob("*")):
-        if path.is_file():
-            assert (tmp_path / path.relative_to(demo)).read_bytes() == path.read_bytes(), path.name
+    folders = [Path(kind) / NAME for kind in ("reference_data", "input_data", "sample_submissions")]
+    made = sorted(p.relative_to(tmp_path) for folder in folders for p in (tmp_path / folder).rglob("*") if p.is_file())
+    assert made == sorted(p.relative_to(demo) for folder in folders for p in (demo / folder).rglob("*")
+                          if p.is_file())
+    for path in made:
+        assert (tmp_path / path).read_bytes() == (demo / path).read_bytes(), path.name
 
 
 def test_reference_errors(demo, tmp_path):
@@ -138,7 +142,9 @@ def test_reference_errors(demo, tmp_path):
 def test_code_submission_is_ingested_like_a_result(demo, tmp_path):
     config = _config(demo)
     out = tmp_path / "out"
-    TASK.ingest(demo / "input_data" / NAME, out, demo / "sample_submissions" / NAME / "code_ridge_gaussian", config)
+    # A copy: importing model.py may leave a __pycache__ beside it, and the demo data is not written to.
+    code = shutil.copytree(demo / "sample_submissions" / NAME / "code_ridge_gaussian", tmp_path / "code")
+    TASK.ingest(demo / "input_data" / NAME, out, code, config)
     assert [p.name for p in out.iterdir()] == ["submission.hdf5"]
     reference = TASK.load_reference(demo / "reference_data" / NAME, config)
     result = TASK.score(reference, TASK.load_submission(out, reference, config), config)
@@ -178,6 +184,39 @@ def test_wrong_number_of_planets_from_code(demo, tmp_path):
         TASK.ingest(demo / "input_data" / NAME, tmp_path / "out", folder, _config(demo))
 
 
+def _snapshot(value):
+    """Every array and field of a loaded reference or submission, as plain comparable values."""
+    if dataclasses.is_dataclass(value):
+        return {f.name: _snapshot(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, (list, tuple)):
+        return [_snapshot(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _snapshot(v) for k, v in value.items()}
+    if isinstance(value, np.ndarray):
+        return ("array", value.shape, value.tobytes())
+    if hasattr(value, "to_csv"):  # a DataFrame
+        return value.to_csv()
+    return value
+
+
+def test_score_changes_nothing_it_is_given(demo):
+    config = _config(demo)
+    reference = TASK.load_reference(demo / "reference_data" / NAME, config)
+    submission = TASK.load_submission(demo / "sample_submissions" / NAME / "gaussian_baseline", reference, config)
+    before = (_snapshot(reference), _snapshot(submission), copy.deepcopy(config))
+    first = TASK.score(reference, submission, config)
+    assert (_snapshot(reference), _snapshot(submission), config) == before
+    assert vars(submission).keys() == {"posteriors"} and not hasattr(reference, "spectral_views")
+    second = TASK.score(reference, submission, config)
+    assert first.scores == second.scores and first.instances == second.instances
+    # What the report draws travels in the Result: each spectral planet's quartiles of both sides.
+    spectra = first.report_data["spectral_quartiles"]
+    assert sorted(spectra) == reference.spectral_index
+    assert all(np.shape(side) == (3, 52) for sides in spectra.values() for side in sides)
+    assert not any(key.startswith("_") for key in first.details)
+    assert not any(key.startswith("_") for record in first.instances for key in record)
+
+
 def test_report_has_the_three_figures_and_escapes_names(demo):
     result, reference, submission, config = _score(demo, "gaussian_baseline")
     sections = TASK.report(result, reference, submission, config)
@@ -188,6 +227,6 @@ def test_report_has_the_three_figures_and_escapes_names(demo):
 
 
 def test_ground_truth_file_is_the_official_layout(demo):
-    groups = ariel_io.read_posterior_file(demo / "sample_submissions" / NAME / "ground_truth" / "submission.hdf5")
+    groups = files.read_posterior_file(demo / "sample_submissions" / NAME / "ground_truth" / "submission.hdf5")
     assert sorted(groups, key=lambda n: int(n.removeprefix("Planet_public")))[0] == "Planet_public1"
     assert groups["Planet_public1"]["tracedata"].shape[1] == 7

@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ReferenceDataError
-from .metrics import N_BINS, N_TARGETS
+from .metrics import N_BINS, N_TARGETS, clip_to_prior
 
 # Ariel spectral grid (instrument facts; FM_utils ``ariel_resolution``): bin centres and widths in um,
 # ascending wavelength. The builtin model returns depths in this order.
@@ -162,11 +162,10 @@ class BuiltinForwardModel:
         self.molar_mass = np.array([MOLAR_MASS[m] for m in MOLECULES])
 
     def spectra(self, params, star_radius_m, planet_mass_kg) -> np.ndarray:
-        """(K, 52) transit depths (Rp_apparent / Rs)^2 for K parameter rows (the 7 targets in spec
-        order, clipped to the prior first as the official code does), the planet's star radius (m, as in
-        AuxillaryTable.csv) and planet mass (kg): scalars, or one value per row."""
-        from .metrics import clip_to_prior
-
+        """(K, 52) transit depths (Rp_apparent / Rs)^2 for K parameter rows (the 7 targets in the order
+        of docs/ariel.md#targets-and-prior, clipped to the prior first as the official code does), the
+        planet's star radius (m, as in AuxillaryTable.csv; docs/ariel.md#star-radius-round-trip) and
+        planet mass (kg): scalars, or one value per row."""
         p = clip_to_prior(_as_params(params))
         star_radius_m = _positive_column("star_radius_m", star_radius_m, p.shape[0])
         planet_mass_kg = _positive_column("planet_mass_kg", planet_mass_kg, p.shape[0])
@@ -192,10 +191,10 @@ class BuiltinForwardModel:
 
 
 class TaurexForwardModel:
-    """The official set-up (spec section 5) on TauREx 3: transmission model, isothermal, H2/He fill
-    (He/H2 0.17), 5 constant gases, absorption + Rayleigh + CIA (H2-H2, H2-He), 100 layers from 1e-5 to
-    1e6 Pa, binned with TauREx's flux binner onto the Ariel grid and returned in ascending wavelength like
-    the builtin model.
+    """The official set-up (docs/ariel.md#taurex-3-forward_model-taurex) on TauREx 3: transmission
+    model, isothermal, H2/He fill (He/H2 0.17), 5 constant gases, absorption + Rayleigh + CIA (H2-H2,
+    H2-He), 100 layers from 1e-5 to 1e6 Pa, binned with TauREx's flux binner onto the Ariel grid and
+    returned in ascending wavelength like the builtin model.
 
     Needs ``taurex`` importable and a cross-section folder (one HDF5 file per molecule) and a CIA folder
     (HITRAN ``H2-H2_*.cia``, ``H2-He_*.cia``): the organisers' line lists, or for a smoke test the files of
@@ -264,8 +263,6 @@ class TaurexForwardModel:
     def spectra(self, params, star_radius_m, planet_mass_kg) -> np.ndarray:
         """(K, 52) transit depths, same arguments and order as :meth:`BuiltinForwardModel.spectra`
         (one TauREx run per row)."""
-        from .metrics import clip_to_prior
-
         p = clip_to_prior(_as_params(params))
         n = p.shape[0]
         star_radius = np.broadcast_to(_positive_column("star_radius_m", star_radius_m, n), (n, 1))[:, 0]

@@ -1,9 +1,12 @@
-"""Readers, validators and writers of ADC2023 posterior files (HDF5 official layout, NPZ equivalent).
+"""The files of ``ariel.retrieval``: their names, readers, validators and writers.
 
-Layout: one group per test planet, ``Planet_public{n}`` in planet order, each holding ``tracedata``
-(M x 7, spec target order) and ``weights`` (M). In an NPZ file the keys are ``Planet_public{n}/tracedata``
-and ``Planet_public{n}/weights``. Readers only read; :func:`validate_posteriors` checks every rule and
-names planet, dataset and index; nothing here computes a score.
+Posterior files (submissions and the ground truth), docs/ariel.md#submission-files: one group per test
+planet, ``Planet_public{n}`` in planet order, each holding ``tracedata`` (M x 7, in the targets' order)
+and ``weights`` (M); in an NPZ file the keys are ``Planet_public{n}/tracedata`` and
+``Planet_public{n}/weights``. Reference folder: ``planets.csv``, the ground truth and the frozen
+ground-truth spectra ``spectral_truth.npz``; input folder (code submissions): ``spectra.npz`` and
+``AuxillaryTable.csv``. Readers only read; :func:`validate_posteriors` checks every rule and names
+planet, dataset and index; nothing here computes a score.
 """
 
 from __future__ import annotations
@@ -15,11 +18,25 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import SubmissionError
+from ..errors import ReferenceDataError, SubmissionError
 from ..validate import Problems
 from .metrics import N_TARGETS, SUM_TOLERANCE
 
 DATASETS = ("tracedata", "weights")
+#: What ingestion writes and the official helper names a submission.
+SUBMISSION_FILE = "submission.hdf5"
+GROUND_TRUTH_FILES = ("ground_truth.hdf5", "ground_truth.h5", "ground_truth.npz")
+PLANETS_FILE = "planets.csv"
+PLANETS_COLUMNS = ("planet", "star_radius_m", "planet_mass_kg", "in_spectral_subset")
+SPECTRAL_TRUTH_FILE = "spectral_truth.npz"
+SPECTRA_FILE = "spectra.npz"
+#: The ADC2023 spelling of the auxiliary table's name.
+AUX_FILE = "AuxillaryTable.csv"
+AUX_COLUMNS = ("planet_ID", "star_radius_m", "planet_mass_kg")
+QUARTILES = ("q1", "q2", "q3")
+#: task.yaml settings the frozen ground-truth spectra depend on (with TauREx, also its two folders).
+FROZEN_KEYS = ("seed", "spectral_samples", "argsort_compat", "forward_model")
+TAUREX_KEYS = ("taurex_opacity_path", "taurex_cia_path")
 HDF5_SUFFIXES = (".hdf5", ".h5")
 NPZ_SUFFIX = ".npz"
 #: Arrays larger than this many elements are refused before they are read (memory guard).
@@ -154,7 +171,8 @@ def validate_posteriors(groups: dict, expected: list[str], file_label: str, min_
                         max_samples: int = 5000, sum_tolerance: float = 1e-5) -> Posteriors:
     """Check every expected planet (shapes, finite values, weights >= 0 summing to 1, sample count) and
     return them in expected order, weights renormalised when |sum - 1| is within sum_tolerance but above
-    the official scorer's sqrt(eps). Raises SubmissionError listing every problem."""
+    the official scorer's sqrt(eps) (docs/ariel.md#renormalised-weights); negative weights are refused
+    (docs/ariel.md#negative-weights-are-rejected). Raises SubmissionError listing every problem."""
     problems = Problems()
     warnings: list[str] = []
     traces, weights = [], []
@@ -286,3 +304,102 @@ def hdf5_to_npz(source: Path, target: Path) -> None:
               if isinstance(v, np.ndarray)}
     write_npz(Path(target), arrays)
 
+
+
+# ---------------------------------------------------------------------------------- reference data
+def read_planets(ref_dir: Path):
+    """planets.csv as a pandas DataFrame (one row per scored planet, in scoring order) and the planet
+    names; ReferenceDataError when the file, a column or a unique non-empty name is missing."""
+    import pandas as pd
+
+    path = Path(ref_dir) / PLANETS_FILE
+    if not path.is_file():
+        raise ReferenceDataError(f"reference data: {PLANETS_FILE} is missing")
+    planets = pd.read_csv(path)
+    for column in PLANETS_COLUMNS:
+        if column not in planets.columns:
+            raise ReferenceDataError(f"reference {PLANETS_FILE}: column {column!r} is missing")
+    names = [str(n) for n in planets["planet"]]
+    if len(set(names)) != len(names) or not names:
+        raise ReferenceDataError(f"reference {PLANETS_FILE}: planet names must be unique and non-empty")
+    return planets, names
+
+
+def read_ground_truth(ref_dir: Path, names: list[str], sum_tolerance: float) -> Posteriors:
+    """The ground-truth posteriors of the named planets. The ground truth obeys the official scorer's
+    rules (any M, weights summing to 1), not the submission's M limits."""
+    ref_dir = Path(ref_dir)
+    path = next((ref_dir / name for name in GROUND_TRUTH_FILES if (ref_dir / name).is_file()), None)
+    if path is None:
+        raise ReferenceDataError(f"reference data: none of {GROUND_TRUTH_FILES} found")
+    try:
+        return validate_posteriors(read_posterior_file(path, set(names)), names, path.name, 1, 10 ** 9,
+                                   sum_tolerance)
+    except SubmissionError as exc:
+        raise ReferenceDataError(f"reference ground truth is invalid: {exc}") from exc
+
+
+def frozen_meta(config: dict) -> dict:
+    """The settings the frozen ground-truth spectra depend on (stored beside them, compared at scoring
+    time). With TauREx they also depend on the line-list folders; builtin references keep their meta
+    unchanged."""
+    keys = FROZEN_KEYS + (TAUREX_KEYS if config["forward_model"] == "taurex" else ())
+    return {key: config[key] for key in keys}
+
+
+def write_spectral_truth(path: Path, quartiles: dict[str, list[tuple]], config: dict) -> None:
+    """spectral_truth.npz: for each spectral method, the (q1, q2, q3) spectra of every spectral-subset
+    planet stacked under ``<method>/q1|q2|q3``, and the settings they were made with under ``meta/*``."""
+    arrays = {}
+    for method, per_planet in quartiles.items():
+        for k, key in enumerate(QUARTILES):
+            arrays[f"{method}/{key}"] = np.stack([q[k] for q in per_planet])
+    for key, value in frozen_meta(config).items():
+        arrays[f"meta/{key}"] = np.array(str(value) if value is None else value)
+    write_npz(path, arrays)
+
+
+def read_spectral_truth(path: Path, config: dict, n_spectral: int) -> dict | None:
+    """The frozen {q1, q2, q3} (each n_spectral x 52) of config's spectral method, or None when the file
+    is absent or was made with other settings (the scorer then computes the ground-truth side)."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    with np.load(path, allow_pickle=False) as archive:
+        stored = {key: archive[key] for key in archive.files}
+    meta = {key[len("meta/"):]: stored[key].item() for key in stored if key.startswith("meta/")}
+    wanted = frozen_meta(config)
+    if {k: str(v) for k, v in meta.items()} != {k: str(v) for k, v in wanted.items()}:
+        return None
+    method = config["spectral_method"]
+    try:
+        frozen = {k: stored[f"{method}/{k}"] for k in QUARTILES}
+    except KeyError:
+        return None
+    if any(v.shape[0] != n_spectral for v in frozen.values()):
+        raise ReferenceDataError(f"{path.name}: {method} spectra do not match the spectral subset size")
+    return frozen
+
+
+# ------------------------------------------------------------------------- input data (code submissions)
+def write_code_inputs(folder: Path, spectra, noise, wavelength_um, width_um, aux) -> None:
+    """What a code submission's predict() reads: spectra.npz and AuxillaryTable.csv (aux: a DataFrame
+    holding at least AUX_COLUMNS)."""
+    write_npz(Path(folder) / SPECTRA_FILE, {"spectra": spectra, "noise": noise, "wavelength_um": wavelength_um,
+                                           "width_um": width_um})
+    aux[list(AUX_COLUMNS)].to_csv(Path(folder) / AUX_FILE, index=False, float_format="%.17g")
+
+
+def read_code_inputs(folder: Path):
+    """(spectra (P, 52), noise (P, 52), auxiliary DataFrame) from the input folder; ReferenceDataError
+    when they cannot be read."""
+    import pandas as pd
+
+    folder = Path(folder)
+    try:
+        with np.load(folder / SPECTRA_FILE, allow_pickle=False) as archive:
+            spectra, noise = archive["spectra"], archive["noise"]
+        aux = pd.read_csv(folder / AUX_FILE)
+    except (OSError, KeyError, ValueError) as exc:
+        raise ReferenceDataError(f"input data: cannot read {SPECTRA_FILE} / {AUX_FILE} ({exc})") from exc
+    return spectra, noise, aux

@@ -1,6 +1,7 @@
 """Task ``ariel.retrieval``: ADC2023 final score = 0.8 mean posterior score + 0.2 mean spectral score.
 
-Reference folder (written by :mod:`codascore.ariel.generate`, or by an organiser from ADC2023 data):
+Reference folder (written by :mod:`codascore.ariel.generate`, or by an organiser from ADC2023 data; the
+files are described in :mod:`codascore.ariel.files`):
 
 - ``task.yaml``: ``task: ariel.retrieval`` and the parameters of :attr:`ArielRetrieval.defaults`;
 - ``ground_truth.hdf5`` / ``.h5`` / ``.npz``: GT weighted samples, one group per scored planet;
@@ -10,8 +11,9 @@ Reference folder (written by :mod:`codascore.ariel.generate`, or by an organiser
   ``<method>/q1|q2|q3`` (rows in spectral-subset order) and ``meta/*`` (seed, method settings, forward
   model). Used when they match task.yaml; otherwise the GT side is computed at scoring time.
 
-Random draws (one legacy RandomState(seed), spec section 2): for each planet, posterior(submission)
-then posterior(GT); then for each spectral planet, spectral(submission) then spectral(GT).
+Random draws (one legacy RandomState(seed), docs/ariel.md#one-random-stream-and-its-draw-order): for each
+planet, posterior(submission) then posterior(GT); then for each spectral planet, spectral(submission)
+then spectral(GT).
 """
 
 from __future__ import annotations
@@ -21,21 +23,17 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import ReferenceDataError, SubmissionError
+from ..errors import ReferenceDataError
 from ..task import Result, Section, Task
-from . import io as ariel_io
+from . import files
 from .metrics import TARGETS, final_score, posterior_exact_target_scores, posterior_target_scores_batch, spectral_score
-from .summaries import median_and_bound, posterior_spectra, spectral_quartiles
-
-GT_STEMS = ("ground_truth.hdf5", "ground_truth.h5", "ground_truth.npz")
-FROZEN_KEYS = ("seed", "spectral_samples", "argsort_compat", "forward_model")
-TAUREX_KEYS = ("taurex_opacity_path", "taurex_cia_path")
+from .spectral_summaries import median_and_bound, posterior_quartiles
 
 
 @dataclasses.dataclass
 class ArielReference:
     names: list[str]
-    gt: ariel_io.Posteriors
+    gt: files.Posteriors
     planets: "object"  # pandas.DataFrame, one row per planet in scoring order
     spectral_index: list[int]  # positions (in names) of the spectral-subset planets
     frozen: dict | None  # {"q1","q2","q3": (S, 52)} matching the config, or None
@@ -43,9 +41,7 @@ class ArielReference:
 
 @dataclasses.dataclass
 class ArielSubmission:
-    posteriors: ariel_io.Posteriors
-    # filled by score() for the report: per spectral planet (q1, q2, q3) of both sides
-    spectral_views: dict = dataclasses.field(default_factory=dict)
+    posteriors: files.Posteriors
 
 
 class ArielRetrieval(Task):
@@ -91,42 +87,22 @@ class ArielRetrieval(Task):
 
     # ------------------------------------------------------------------------------------- reference
     def load_reference(self, ref_dir: Path, config: dict) -> ArielReference:
-        import pandas as pd
-
         ref_dir = Path(ref_dir)
-        planets_path = ref_dir / "planets.csv"
-        if not planets_path.is_file():
-            raise ReferenceDataError("reference data: planets.csv is missing")
-        planets = pd.read_csv(planets_path)
-        for column in ("planet", "star_radius_m", "planet_mass_kg", "in_spectral_subset"):
-            if column not in planets.columns:
-                raise ReferenceDataError(f"reference planets.csv: column {column!r} is missing")
-        names = [str(n) for n in planets["planet"]]
-        if len(set(names)) != len(names) or not names:
-            raise ReferenceDataError("reference planets.csv: planet names must be unique and non-empty")
-        gt_path = next((ref_dir / stem for stem in GT_STEMS if (ref_dir / stem).is_file()), None)
-        if gt_path is None:
-            raise ReferenceDataError(f"reference data: none of {GT_STEMS} found")
-        try:
-            # The GT obeys the official scorer's rules (any M, weights summing to 1), not the M limits.
-            gt = ariel_io.validate_posteriors(ariel_io.read_posterior_file(gt_path, set(names)), names, gt_path.name,
-                                              1, 10 ** 9, float(config["weight_sum_tolerance"]))
-        except SubmissionError as exc:
-            raise ReferenceDataError(f"reference ground truth is invalid: {exc}") from exc
+        planets, names = files.read_planets(ref_dir)
+        gt = files.read_ground_truth(ref_dir, names, float(config["weight_sum_tolerance"]))
         spectral_index = [i for i, flag in enumerate(planets["in_spectral_subset"]) if int(flag)]
-        return ArielReference(names, gt, planets, spectral_index,
-                              _frozen_summaries(ref_dir / "spectral_truth.npz", config, len(spectral_index)))
+        frozen = files.read_spectral_truth(ref_dir / files.SPECTRAL_TRUTH_FILE, config, len(spectral_index))
+        return ArielReference(names, gt, planets, spectral_index, frozen)
 
     # ------------------------------------------------------------------------------------ submission
     def load_submission(self, res_dir: Path, reference: ArielReference, config: dict) -> ArielSubmission:
-        posteriors = ariel_io.load_posteriors(Path(res_dir), reference.names, int(config["min_samples"]),
-                                              int(config["max_samples"]),
-                                              float(config["weight_sum_tolerance"]))
+        posteriors = files.load_posteriors(Path(res_dir), reference.names, int(config["min_samples"]),
+                                           int(config["max_samples"]), float(config["weight_sum_tolerance"]))
         return ArielSubmission(posteriors)
 
     # --------------------------------------------------------------------------------------- scoring
     def score(self, reference: ArielReference, submission: ArielSubmission, config: dict) -> Result:
-        from .forward import make_forward_model
+        from .forward_model import make_forward_model
 
         sub, gt = submission.posteriors, reference.gt
         rng = np.random.RandomState(int(config["seed"]))
@@ -134,21 +110,22 @@ class ArielRetrieval(Task):
         exact = np.array([posterior_exact_target_scores(t, w, g, gw) for t, w, g, gw in
                           zip(sub.traces, sub.weights, gt.traces, gt.weights)])
         posterior = per_target.mean(axis=1)
-        spectral = {}
+        spectral, quartiles = {}, {}
         if reference.spectral_index:
             forward_model = make_forward_model(config)
             for row, p in enumerate(reference.spectral_index):
                 u_sub, u_gt = rng.random_sample(), rng.random_sample()
                 aux = reference.planets.iloc[p]
-                sub_q = spectral_quartiles(_spectra(forward_model, sub.traces[p], sub.weights[p], aux, u_sub,
-                                                    config))
+                star_radius, planet_mass = float(aux["star_radius_m"]), float(aux["planet_mass_kg"])
+                sub_q = posterior_quartiles(forward_model, sub.traces[p], sub.weights[p], star_radius,
+                                            planet_mass, u_sub, config)
                 if reference.frozen is not None:
-                    gt_q = tuple(reference.frozen[k][row] for k in ("q1", "q2", "q3"))
+                    gt_q = tuple(reference.frozen[k][row] for k in files.QUARTILES)
                 else:
-                    gt_q = spectral_quartiles(_spectra(forward_model, gt.traces[p], gt.weights[p], aux, u_gt,
-                                                       config))
+                    gt_q = posterior_quartiles(forward_model, gt.traces[p], gt.weights[p], star_radius,
+                                               planet_mass, u_gt, config)
                 spectral[p] = spectral_score(*median_and_bound(*sub_q), *median_and_bound(*gt_q))
-                submission.spectral_views[p] = (sub_q, gt_q)
+                quartiles[p] = (sub_q, gt_q)
         posterior_mean = float(posterior.mean())
         spectral_mean = float(np.mean(list(spectral.values()))) if spectral else None
         beta = float(config["posterior_weight"])
@@ -174,7 +151,9 @@ class ArielRetrieval(Task):
                    "settings": {k: config[k] for k in ("seed", "spectral_method", "spectral_samples",
                                                        "argsort_compat", "forward_model")},
                    "spectral_ground_truth": "frozen" if reference.frozen is not None else "computed"}
-        return Result(scores=scores, instances=instances, warnings=warnings, details=details)
+        # The report draws the quartile spectra of both sides for each spectral planet (by position).
+        return Result(scores=scores, instances=instances, warnings=warnings, details=details,
+                      report_data={"spectral_quartiles": quartiles})
 
     def report(self, result, reference, submission, config) -> list[Section]:
         from .report import report_sections
@@ -191,46 +170,14 @@ class ArielRetrieval(Task):
         """The ground-truth posteriors themselves, as submission.hdf5."""
         reference = self.load_reference(Path(ref_dir), config)
         Path(out_dir).mkdir(parents=True, exist_ok=True)
-        ariel_io.write_posteriors_hdf5(Path(out_dir) / "submission.hdf5", reference.names, reference.gt.traces,
-                                       reference.gt.weights)
+        files.write_posteriors_hdf5(Path(out_dir) / files.SUBMISSION_FILE, reference.names, reference.gt.traces,
+                                    reference.gt.weights)
         return True
 
     def ingest(self, input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
         from .ingest import ingest
 
         ingest(Path(input_dir), Path(output_dir), Path(submission_dir), config)
-
-
-def _spectra(forward_model, trace, weights, aux, u, config):
-    return posterior_spectra(forward_model, trace, weights, float(aux["star_radius_m"]),
-                             float(aux["planet_mass_kg"]), u, config["spectral_method"],
-                             int(config["spectral_samples"]), config["argsort_compat"])
-
-
-def frozen_meta(config: dict) -> dict:
-    """The settings GT quartile spectra depend on (stored beside them, compared at scoring time). With
-    TauREx they also depend on the line-list folders; builtin references keep their meta unchanged."""
-    keys = FROZEN_KEYS + (TAUREX_KEYS if config["forward_model"] == "taurex" else ())
-    return {key: config[key] for key in keys}
-
-
-def _frozen_summaries(path: Path, config: dict, n_spectral: int) -> dict | None:
-    if not path.is_file():
-        return None
-    with np.load(path, allow_pickle=False) as archive:
-        stored = {key: archive[key] for key in archive.files}
-    meta = {key[len("meta/"):]: stored[key].item() for key in stored if key.startswith("meta/")}
-    wanted = frozen_meta(config)
-    if {k: str(v) for k, v in meta.items()} != {k: str(v) for k, v in wanted.items()}:
-        return None
-    method = config["spectral_method"]
-    try:
-        frozen = {k: stored[f"{method}/{k}"] for k in ("q1", "q2", "q3")}
-    except KeyError:
-        return None
-    if any(v.shape[0] != n_spectral for v in frozen.values()):
-        raise ReferenceDataError(f"{path.name}: {method} spectra do not match the spectral subset size")
-    return frozen
 
 
 TASKS = {ArielRetrieval.name: ArielRetrieval()}
