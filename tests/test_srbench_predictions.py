@@ -18,9 +18,9 @@ from test_srbench_tasks import make_bundle
 from codascore import runner
 from codascore.errors import ReferenceDataError, SubmissionError
 from codascore.registry import get_task
-from codascore.srbench import io
+from codascore.srbench import files as io
 from codascore.srbench.evaluation import score_runs
-from codascore.srbench.ingestion import fit_reply_problem
+from codascore.srbench.ingest import fit_reply_problem
 
 TASK = "srbench.synthetic"
 SMALL = {"datasets": ["exact_formula_easier", "noise_easy"], "seeds": [2082, 3946], "max_rows": 40,

@@ -13,7 +13,7 @@ import pytest
 from codascore import competition, runner
 from codascore.errors import ReferenceDataError, SubmissionError
 from codascore.registry import get_task
-from codascore.srbench import io
+from codascore.srbench import files as io
 
 TASK = "srbench.synthetic"
 SMALL = {"datasets": ["exact_formula_easier", "featureselection_easy", "localopt_easy", "extrapolation_easy",

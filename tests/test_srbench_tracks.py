@@ -13,7 +13,7 @@ from conftest import load_vectors
 from codascore.cli import main as cli_main
 from codascore.errors import ReferenceDataError, SubmissionError
 from codascore.registry import get_task
-from codascore.srbench.tracks import clean_column, head_to_head, representative
+from codascore.srbench.tasks import clean_column, head_to_head, representative
 
 
 @pytest.fixture(scope="module")

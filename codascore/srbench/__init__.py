@@ -18,8 +18,8 @@ from .metrics import (
     symbolic_equivalence,
 )
 from .synthetic import TASK as _SYNTHETIC
-from .tracks import QUALIFICATION as _QUALIFICATION
-from .tracks import REALWORLD as _REALWORLD
+from .tasks import QUALIFICATION as _QUALIFICATION
+from .tasks import REALWORLD as _REALWORLD
 
 TASKS = {task.name: task for task in (_SYNTHETIC, _QUALIFICATION, _REALWORLD)}
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import ModelSyntaxError
 from . import metrics
-from .io import PREDICTIONS_FILE
+from .files import PREDICTIONS_FILE
 from .workers import Outcome, Progress, run_jobs
 
 

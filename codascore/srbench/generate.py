@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from .. import seeds
-from . import io
+from . import files as io
 from .baselines import INJECTION_CORPUS, constant_model, linear_model, polynomial_model
 from .datasets import DATA_SEEDS, SYNTHETIC_DATASETS, make_synthetic
 

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import ReferenceDataError
 from ..task import Result, Section, Task
-from . import io
+from . import files as io
 from .evaluation import DatasetSpec, RunData, run_rows, score_runs
 
 SUBMISSION = "submission"
@@ -188,7 +188,7 @@ class SyntheticTask(Task):
         return True
 
     def ingest(self, input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
-        from .ingestion import ingest_models
+        from .ingest import ingest_models
 
         ingest_models(Path(input_dir), Path(output_dir), Path(submission_dir), config)
 

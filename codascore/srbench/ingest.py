@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 
 from ..errors import ReferenceDataError, SubmissionError
-from . import io
+from . import files as io
 from .workers import Progress, run_jobs
 
 REGRESSOR_FILE = "regressor.py"

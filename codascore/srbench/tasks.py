@@ -26,7 +26,7 @@ import numpy as np
 
 from ..errors import ReferenceDataError
 from ..task import Result, Section, Task
-from . import io
+from . import files as io
 from .evaluation import DatasetSpec, RunData, score_runs
 from .synthetic import COMMON_DEFAULTS, SUBMISSION, check_common_config, read_pool
 
@@ -76,7 +76,7 @@ class _ModelsTask(Task):
         return sorted(records, key=lambda r: (r["dataset"], r["seed"]))
 
     def ingest(self, input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
-        from .ingestion import ingest_models
+        from .ingest import ingest_models
 
         ingest_models(Path(input_dir), Path(output_dir), Path(submission_dir), config)
 
