@@ -94,7 +94,7 @@ def test_truths_canonical_form():
 @pytest.mark.parametrize("nodes, expected", [(1, -0.0), (2, -0.4), (3, -0.7), (4, -0.9), (5, -1.0), (6, -1.1),
                                              (8, -1.3), (10, -1.4), (12, -1.5), (19, -1.8), (23, -1.9),
                                              (30, -2.1), (85, -2.8), (90, -2.8)])
-def test_simplicity_table_of_the_spec(nodes, expected):
+def test_simplicity_examples_of_the_docs(nodes, expected):
     assert simplicity_from_nodes(nodes) == expected
 
 
@@ -102,7 +102,7 @@ def test_simplicity_table_of_the_spec(nodes, expected):
                                          ("x/2", 3), ("pi*x", 3), ("exp(-x)", 4), ("3.0*x*y", 4),
                                          ("x - y", 5), ("x/y", 5), ("2.5*x + 1", 5),
                                          ("0.00001*x1 + x2", 1), ("1.23456789*x1", 3)])
-def test_node_counts_of_the_spec(text, nodes):
+def test_node_counts_of_the_docs(text, nodes):
     assert complexity(text, ["x", "y", "x1", "x2"]) == nodes
 
 

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codascore.srbench import rank_methods
-from codascore.srbench.ranking import harmonic_mean_of_ranks, rank_per_dataset
+from codascore.srbench.metrics import harmonic_mean_of_ranks, rank_per_dataset
 
 
 def _tables():
@@ -60,7 +60,7 @@ def _toy():
     return pd.DataFrame(rows)
 
 
-def test_toy_check_of_the_spec():
+def test_toy_table_ranks_best_first_and_zero_rank_zeroes_hmean():
     table = rank_per_dataset(_toy(), aggregate="median")
     assert list(table["r2_rank"]) == [3, 2, 1, 0]
     assert table["hmean"].iloc[-1] == 0
