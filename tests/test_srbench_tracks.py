@@ -10,7 +10,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import yaml
-from conftest import load_vectors
 
 from codascore.cli import main as cli_main
 from codascore.errors import ReferenceDataError, SubmissionError
@@ -87,8 +86,8 @@ def test_missing_expert_file_is_an_organiser_error(root, tmp_path):
         task.load_reference(tmp_path / "ref", task.load_config({}))
 
 
-def test_rank_command_reproduces_the_golden_table(tmp_path, capsys):
-    tables = load_vectors("srbench_ranking_visible.json")
+def test_rank_command_reproduces_the_golden_table(repo_root, tmp_path, capsys):
+    tables = json.loads((repo_root / "tests" / "data" / "srbench_ranking_visible.json").read_text())["tables"]
     table = tables[-1]
     path = tmp_path / "runs.csv"
     pd.DataFrame(table["rows"]).to_csv(path, index=False)
