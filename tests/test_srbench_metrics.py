@@ -1,12 +1,13 @@
-"""SRBench 2022 per-model metrics against the golden vectors of the official judging code."""
+"""SRBench 2022 per-model metrics against the golden vectors of the official judging code
+(tests/data/srbench_models_visible.json, with its provenance)."""
 
 from __future__ import annotations
 
 import functools
+import json
 import math
 
 import pytest
-from conftest import load_vectors
 
 from codascore.srbench import (
     canonicalize,
@@ -18,21 +19,16 @@ from codascore.srbench import (
 )
 from codascore.srbench.workers import run_jobs
 
+VECTORS_FILE = "srbench_models_visible.json"
 EF_VARS = [f"x{i}" for i in range(5)]
 # Every recorded equivalence is checked, the other families' truths included: those ~210 pairs cost about
 # 1 s of sympy each (the slow simplify path), spread over the worker processes.
 PROPERTY_COLUMNS = {"featureselection": 20, "localopt_easy": 8, "localopt_medium": 9, "localopt_hard": 10}
 
 
-def _vectors():
-    try:
-        return load_vectors("srbench_models_visible.json")
-    except pytest.skip.Exception:
-        return None
-
-
-VECTORS = _vectors()
-CASES = VECTORS["cases"] if VECTORS else []
+@pytest.fixture(scope="module")
+def vectors(repo_root) -> dict:
+    return json.loads((repo_root / "tests" / "data" / VECTORS_FILE).read_text())
 
 
 @functools.lru_cache(maxsize=None)
@@ -59,16 +55,17 @@ def _evaluate_case(case: dict, truths: dict, bad_features: dict) -> dict:
 
 
 @pytest.fixture(scope="module")
-def computed():
-    if VECTORS is None:
-        pytest.skip("golden vectors not available")
-    jobs = [(case, VECTORS["truths"], VECTORS["bad_features"]) for case in CASES]
+def computed(vectors) -> dict:
+    """Every case evaluated once, in parallel worker processes (one test per case reads its outcome)."""
+    cases = vectors["cases"]
+    jobs = [(case, vectors["truths"], vectors["bad_features"]) for case in cases]
     outcomes = run_jobs(_evaluate_case, jobs, time_limit=300)
-    return {case["id"]: outcome for case, outcome in zip(CASES, outcomes)}
+    return {case["id"]: outcome for case, outcome in zip(cases, outcomes)}
 
 
-@pytest.mark.parametrize("case", CASES, ids=[case["id"] for case in CASES])
-def test_golden_model_case(case, computed):
+@pytest.mark.golden(VECTORS_FILE, "cases")
+def test_golden_model_case(golden, computed):
+    case = golden
     outcome = computed[case["id"]]
     assert outcome.status == "ok", outcome.message
     got = outcome.value
@@ -84,17 +81,16 @@ def test_golden_model_case(case, computed):
         assert math.isclose(got["feature_absence"][name], expected, rel_tol=1e-9)
 
 
-def test_truths_canonical_form():
-    if VECTORS is None:
-        pytest.skip("golden vectors not available")
-    for name, text in VECTORS["truths"].items():
-        assert str(_truth(text).expr) == VECTORS["truths_simplified"][name]
+def test_truths_canonical_form(vectors):
+    assert len(vectors["truths"]) == 4
+    for name, text in vectors["truths"].items():
+        assert str(_truth(text).expr) == vectors["truths_simplified"][name]
 
 
 @pytest.mark.parametrize("nodes, expected", [(1, -0.0), (2, -0.4), (3, -0.7), (4, -0.9), (5, -1.0), (6, -1.1),
                                              (8, -1.3), (10, -1.4), (12, -1.5), (19, -1.8), (23, -1.9),
                                              (30, -2.1), (85, -2.8), (90, -2.8)])
-def test_simplicity_table_of_the_spec(nodes, expected):
+def test_simplicity_examples_of_the_docs(nodes, expected):
     assert simplicity_from_nodes(nodes) == expected
 
 
@@ -102,7 +98,7 @@ def test_simplicity_table_of_the_spec(nodes, expected):
                                          ("x/2", 3), ("pi*x", 3), ("exp(-x)", 4), ("3.0*x*y", 4),
                                          ("x - y", 5), ("x/y", 5), ("2.5*x + 1", 5),
                                          ("0.00001*x1 + x2", 1), ("1.23456789*x1", 3)])
-def test_node_counts_of_the_spec(text, nodes):
+def test_node_counts_of_the_docs(text, nodes):
     assert complexity(text, ["x", "y", "x1", "x2"]) == nodes
 
 

@@ -1,4 +1,4 @@
-"""accuracy_source: predictions (spec §2.4 and §6.2): R² from the fitted estimator's predictions, which the
+"""accuracy_source: predictions (docs/srbench.md#accuracy-source, docs/srbench.md#the-predictions-file): R² from the fitted estimator's predictions, which the
 ingestion records in predictions.json; simplicity and property still come from the model string."""
 
 from __future__ import annotations
@@ -13,14 +13,13 @@ import pytest
 import yaml
 from sklearn.linear_model import LinearRegression
 from sklearn.metrics import r2_score
-from test_srbench_tasks import make_bundle
 
 from codascore import runner
 from codascore.errors import ReferenceDataError, SubmissionError
 from codascore.registry import get_task
-from codascore.srbench import io
+from codascore.srbench import files
 from codascore.srbench.evaluation import score_runs
-from codascore.srbench.ingestion import fit_reply_problem
+from codascore.srbench.ingest import fit_reply_problem
 
 TASK = "srbench.synthetic"
 SMALL = {"datasets": ["exact_formula_easier", "noise_easy"], "seeds": [2082, 3946], "max_rows": 40,
@@ -39,8 +38,14 @@ def model(est, X=None):
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory) -> Path:
-    return make_bundle(tmp_path_factory.mktemp("srbench_predictions"), SMALL)
+def root(tmp_path_factory, repo_root) -> Path:
+    """The programs and srbench.synthetic's data (SMALL, accuracy_source: predictions) in a temporary
+    project folder, for the runner."""
+    root = tmp_path_factory.mktemp("srbench_predictions")
+    for program in ("scoring_program", "ingestion_program"):
+        shutil.copytree(repo_root / program, root / program)
+    get_task(TASK).generate(root, get_task(TASK).load_config(SMALL), progress=lambda message: None)
+    return root
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +74,8 @@ def _instances(result) -> dict:
 def _split(root: Path, dataset: str, seed: int):
     names = json.loads((root / "input_data" / TASK / "datasets.json").read_text())["datasets"]
     features = next(d["feature_names"] for d in names if d["name"] == dataset)
-    X_train, y_train = io.read_table(root / "input_data" / TASK / "train" / dataset / f"{seed}.csv", features)
-    X_test, y_test = io.read_table(root / "reference_data" / TASK / "test" / dataset / f"{seed}.csv", features)
+    X_train, y_train = files.read_table(root / "input_data" / TASK / "train" / dataset / f"{seed}.csv", features)
+    X_test, y_test = files.read_table(root / "reference_data" / TASK / "test" / dataset / f"{seed}.csv", features)
     return X_train, y_train, X_test, y_test
 
 
@@ -88,7 +93,7 @@ def test_code_submission_r2_comes_from_predict_and_the_default_from_the_string(r
         fit = LinearRegression().fit(X_train, y_train)
         expected_predict = r2_score(y_test, fit.predict(X_test))
         expected_string = r2_score(y_test, np.full(y_test.size, float(f"{fit.intercept_:.6g}")))
-        key = io.run_key(dataset, seed)
+        key = files.run_key(dataset, seed)
         assert predicted[key]["r2_test"] == pytest.approx(expected_predict, rel=1e-9)
         assert stated[key]["r2_test"] == pytest.approx(expected_string, rel=1e-9)
         assert abs(expected_predict - expected_string) > 0.1
@@ -98,9 +103,9 @@ def test_code_submission_r2_comes_from_predict_and_the_default_from_the_string(r
     html = (by_predict.run_dir / "scoring" / "output" / "detailed_results.html").read_text()
     assert "Accuracy: R² of the fitted estimator&#x27;s predictions" in html
     written = by_predict.run_dir / "prediction" / "output"
-    models = json.loads((written / io.MODELS_FILE).read_text())
-    predictions = json.loads((written / io.PREDICTIONS_FILE).read_text())
-    assert set(predictions) == set(models) == {io.run_key(*run) for run in RUNS}
+    models = json.loads((written / files.MODELS_FILE).read_text())
+    predictions = json.loads((written / files.PREDICTIONS_FILE).read_text())
+    assert set(predictions) == set(models) == {files.run_key(*run) for run in RUNS}
 
 
 def test_results_submission_under_predictions_fails_naming_code_submissions(root, tmp_path):
@@ -117,9 +122,9 @@ def test_default_string_source_ignores_a_predictions_file(root, tmp_path):
     assert task.defaults["accuracy_source"] == "string"
     config = task.load_config({})
     reference = task.load_reference(root / "reference_data" / TASK, config)
-    shutil.copy(root / "sample_submissions" / TASK / "true_formulas" / io.MODELS_FILE, tmp_path / io.MODELS_FILE)
+    shutil.copy(root / "sample_submissions" / TASK / "true_formulas" / files.MODELS_FILE, tmp_path / files.MODELS_FILE)
     plain = task.score(reference, task.load_submission(tmp_path, reference, config), config)
-    (tmp_path / io.PREDICTIONS_FILE).write_text(json.dumps({io.run_key(*run): [0.0] * 40 for run in RUNS}))
+    (tmp_path / files.PREDICTIONS_FILE).write_text(json.dumps({files.run_key(*run): [0.0] * 40 for run in RUNS}))
     submission = task.load_submission(tmp_path, reference, config)
     assert submission["predictions"] is None
     with_file = task.score(reference, submission, config)
@@ -136,19 +141,17 @@ def test_accuracy_source_is_validated_for_every_track(name):
 
 
 @pytest.mark.parametrize("name", ["srbench.qualification", "srbench.realworld"])
-def test_other_tracks_take_r2_from_the_ingested_predictions(name, intercept_only, tmp_path):
+def test_other_tracks_take_r2_from_the_ingested_predictions(name, intercept_only, project_data, tmp_path):
     task = get_task(name)
-    task.generate(tmp_path, task.load_config({"max_rows": 60} if name.endswith("realworld") else {}),
-                  progress=lambda message: None)
-    raw = yaml.safe_load((tmp_path / "input_data" / name / "task.yaml").read_text())
+    raw = yaml.safe_load((project_data / "input_data" / name / "task.yaml").read_text())
     assert raw["accuracy_source"] == "string"  # the generator's default
     output = tmp_path / "output"
-    task.ingest(tmp_path / "input_data" / name, output, intercept_only,
+    task.ingest(project_data / "input_data" / name, output, intercept_only,
                 task.load_config({**{k: v for k, v in raw.items() if k != "task"}, "accuracy_source": "predictions"}))
     results = {}
     for source in ("string", "predictions"):
         config = task.load_config({"accuracy_source": source})
-        reference = task.load_reference(tmp_path / "reference_data" / name, config)
+        reference = task.load_reference(project_data / "reference_data" / name, config)
         results[source] = task.score(reference, task.load_submission(output, reference, config), config)
     r2 = {source: [i["r2_test"] for i in result.instances] for source, result in results.items()}
     assert min(r2["predictions"]) > max(r2["string"]) + 0.1  # least squares beats its own intercept
@@ -159,18 +162,18 @@ def test_other_tracks_take_r2_from_the_ingested_predictions(name, intercept_only
 
 # --------------------------------------------------------------------------- reader
 
-EXPECTED = {io.run_key(*run): run for run in RUNS}
+EXPECTED = {files.run_key(*run): run for run in RUNS}
 N_TEST = {run: 3 for run in RUNS}
 
 
 def _read(tmp_path: Path, content, runs=RUNS):
     text = content if isinstance(content, str) else json.dumps(content)
-    (tmp_path / io.PREDICTIONS_FILE).write_text(text)
-    return io.read_predictions(tmp_path, EXPECTED, list(runs), N_TEST)
+    (tmp_path / files.PREDICTIONS_FILE).write_text(text)
+    return files.read_predictions(tmp_path, EXPECTED, list(runs), N_TEST)
 
 
 def _valid() -> dict:
-    return {io.run_key(*run): [1.0, 2.0, 3.5] for run in RUNS}
+    return {files.run_key(*run): [1.0, 2.0, 3.5] for run in RUNS}
 
 
 def test_reader_accepts_the_format_and_keeps_nonfinite_values(tmp_path):
@@ -195,7 +198,7 @@ def test_reader_refuses_each_malformed_class_naming_file_run_and_index(tmp_path,
     change(data)
     with pytest.raises(SubmissionError, match=message) as caught:
         _read(tmp_path, data)
-    assert all(line.startswith(io.PREDICTIONS_FILE) for line in caught.value.problems)
+    assert all(line.startswith(files.PREDICTIONS_FILE) for line in caught.value.problems)
 
 
 def test_reader_refuses_predictions_for_a_run_without_model_and_non_objects(tmp_path):
@@ -205,15 +208,15 @@ def test_reader_refuses_predictions_for_a_run_without_model_and_non_objects(tmp_
         _read(tmp_path, [[1.0, 2.0, 3.0]])
     with pytest.raises(SubmissionError, match="not valid JSON"):
         _read(tmp_path, "{")
-    (tmp_path / io.PREDICTIONS_FILE).unlink()
+    (tmp_path / files.PREDICTIONS_FILE).unlink()
     with pytest.raises(SubmissionError, match="missing.*only a code submission"):
-        io.read_predictions(tmp_path, EXPECTED, list(RUNS), N_TEST)
+        files.read_predictions(tmp_path, EXPECTED, list(RUNS), N_TEST)
 
 
 def test_write_then_read_is_exact(tmp_path):
     values = {run: np.random.default_rng(1).normal(size=3) * 1e-7 + 1 / 3 for run in RUNS}
-    io.write_predictions(tmp_path, values)
-    back = io.read_predictions(tmp_path, EXPECTED, list(RUNS), N_TEST)
+    files.write_predictions(tmp_path, values)
+    back = files.read_predictions(tmp_path, EXPECTED, list(RUNS), N_TEST)
     assert all(back[run].tolist() == values[run].tolist() for run in RUNS)
 
 
@@ -279,7 +282,7 @@ def test_predict_runs_in_the_fit_job_under_its_time_limit(root, tmp_path, predic
     config = task.load_config({"fit_time_limit": 2.0, "accuracy_source": "predictions"})
     with pytest.raises(SubmissionError, match=message):
         task.ingest(root / "input_data" / TASK, tmp_path / "out", folder, config)
-    assert not (tmp_path / "out" / io.PREDICTIONS_FILE).exists()
+    assert not (tmp_path / "out" / files.PREDICTIONS_FILE).exists()
 
 
 def test_default_ingestion_never_calls_predict(root, tmp_path):
@@ -292,8 +295,8 @@ def test_default_ingestion_never_calls_predict(root, tmp_path):
         "est = Regressor()\n\n\ndef model(est, X=None):\n    return 'x1'\n")
     task = get_task(TASK)
     task.ingest(root / "input_data" / TASK, tmp_path / "out", folder, task.load_config({}))
-    assert set(json.loads((tmp_path / "out" / io.MODELS_FILE).read_text())) == {io.run_key(*run) for run in RUNS}
-    assert not (tmp_path / "out" / io.PREDICTIONS_FILE).exists()
+    assert set(json.loads((tmp_path / "out" / files.MODELS_FILE).read_text())) == {files.run_key(*run) for run in RUNS}
+    assert not (tmp_path / "out" / files.PREDICTIONS_FILE).exists()
 
 
 def test_missing_test_features_under_predictions_is_an_organiser_error(root, intercept_only, tmp_path):

@@ -1,4 +1,5 @@
-"""SRBench 2022 ranking against the golden tables of the 2022 notebook, plus properties of the rules."""
+"""SRBench 2022 ranking against the golden tables of the 2022 notebook (tests/data/srbench_ranking_visible.json,
+with its provenance), plus properties of the rules."""
 
 from __future__ import annotations
 
@@ -7,38 +8,31 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
-from conftest import load_vectors
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codascore.srbench import rank_methods
-from codascore.srbench.ranking import harmonic_mean_of_ranks, rank_per_dataset
+from codascore.srbench.metrics import harmonic_mean_of_ranks, rank_per_dataset
 
-
-def _tables():
-    try:
-        return load_vectors("srbench_ranking_visible.json")
-    except pytest.skip.Exception:
-        return []
-
-
-TABLES = _tables()
+VECTORS_FILE = "srbench_ranking_visible.json"
 
 
 def _frame(rows):
     return pd.DataFrame(rows).astype({"r2_test": float, "simplicity": float, "property": float})
 
 
-@pytest.mark.parametrize("table", TABLES, ids=[t["name"] for t in TABLES])
-def test_golden_final_scores_with_mean(table):
+@pytest.mark.golden(VECTORS_FILE, "tables")
+def test_golden_final_scores_with_mean(golden):
+    table = golden
     final = rank_methods(_frame(table["rows"]), aggregate="mean")
     assert set(final.index) == set(table["final"])
     for algorithm, expected in table["final"].items():
         assert math.isclose(final.loc[algorithm, "score"], expected, rel_tol=1e-9, abs_tol=1e-12)
 
 
-@pytest.mark.parametrize("table", TABLES, ids=[t["name"] for t in TABLES])
-def test_golden_per_dataset_ranks_with_mean(table):
+@pytest.mark.golden(VECTORS_FILE, "tables")
+def test_golden_per_dataset_ranks_with_mean(golden):
+    table = golden
     got = rank_per_dataset(_frame(table["rows"]), aggregate="mean").set_index(["algorithm", "dataset"])
     assert len(got) == len(table["per_dataset"])
     for row in table["per_dataset"]:
@@ -60,7 +54,7 @@ def _toy():
     return pd.DataFrame(rows)
 
 
-def test_toy_check_of_the_spec():
+def test_toy_table_ranks_best_first_and_zero_rank_zeroes_hmean():
     table = rank_per_dataset(_toy(), aggregate="median")
     assert list(table["r2_rank"]) == [3, 2, 1, 0]
     assert table["hmean"].iloc[-1] == 0

@@ -10,29 +10,24 @@ from pathlib import Path
 
 import pytest
 
-from codascore import competition, runner
+from codascore import runner
 from codascore.errors import ReferenceDataError, SubmissionError
 from codascore.registry import get_task
-from codascore.srbench import io
+from codascore.srbench import files
 
 TASK = "srbench.synthetic"
 SMALL = {"datasets": ["exact_formula_easier", "featureselection_easy", "localopt_easy", "extrapolation_easy",
                       "noise_easy"], "seeds": [2082, 3946], "max_rows": 40}
 
 
-def make_bundle(root: Path, config: dict) -> Path:
-    """The programs and the generated data of srbench.synthetic under root, as the local runner wants them."""
-    project = competition.project_root()
-    for program in ("scoring_program", "ingestion_program"):
-        shutil.copytree(project / program, root / program)
-    task = get_task(TASK)
-    task.generate(root, task.load_config(config), progress=lambda message: None)
-    return root
-
-
 @pytest.fixture(scope="module")
-def root(tmp_path_factory) -> Path:
-    return make_bundle(tmp_path_factory.mktemp("srbench"), SMALL)
+def root(tmp_path_factory, repo_root) -> Path:
+    """The programs and srbench.synthetic's data (SMALL) in a temporary project folder, for the runner."""
+    root = tmp_path_factory.mktemp("srbench")
+    for program in ("scoring_program", "ingestion_program"):
+        shutil.copytree(repo_root / program, root / program)
+    get_task(TASK).generate(root, get_task(TASK).load_config(SMALL), progress=lambda message: None)
+    return root
 
 
 def _run(root: Path, sample: str, tmp_path: Path):
@@ -73,20 +68,20 @@ def test_invalid_injection_fails_with_exit_1_and_runs_nothing(root, tmp_path, mo
 def test_code_submission_equals_its_results_submission(root, tmp_path):
     code = _run(root, "code_linear_regression", tmp_path)
     assert code.scored, code.error
-    written = json.loads((code.run_dir / "prediction" / "output" / io.MODELS_FILE).read_text())
-    sample = json.loads((root / "sample_submissions" / TASK / "linear_regression" / io.MODELS_FILE).read_text())
+    written = json.loads((code.run_dir / "prediction" / "output" / files.MODELS_FILE).read_text())
+    sample = json.loads((root / "sample_submissions" / TASK / "linear_regression" / files.MODELS_FILE).read_text())
     assert written == sample
     results = _run(root, "linear_regression", tmp_path)
     assert results.scores == code.scores
 
 
 def test_nonfinite_models_are_worst_and_missing_runs_failed(root, tmp_path):
-    models = json.loads((root / "sample_submissions" / TASK / "true_formulas" / io.MODELS_FILE).read_text())
+    models = json.loads((root / "sample_submissions" / TASK / "true_formulas" / files.MODELS_FILE).read_text())
     models["noise_easy/2082"] = "x1**10**10"  # non-finite predictions: worst accuracy, with a reason
     models.pop("noise_easy/3946")  # a missing run
     folder = tmp_path / "sub"
     folder.mkdir()
-    (folder / io.MODELS_FILE).write_text(json.dumps(models))
+    (folder / files.MODELS_FILE).write_text(json.dumps(models))
     result = runner.run(TASK, folder, tmp_path / "run", root=root, quiet=True)
     assert result.scored, result.error
     details = json.loads((result.run_dir / "scoring" / "output" / "details.json").read_text())
@@ -102,10 +97,10 @@ def test_nonfinite_models_are_worst_and_missing_runs_failed(root, tmp_path):
 def test_a_constant_model_far_off_is_scored_with_every_value_storable(root, tmp_path):
     """A valid but very bad submission is always scored (exit 0): values Codabench cannot store are
     clipped to ±(1e10 - 1), and the page and details.json name the true values."""
-    models = json.loads((root / "sample_submissions" / TASK / "true_formulas" / io.MODELS_FILE).read_text())
+    models = json.loads((root / "sample_submissions" / TASK / "true_formulas" / files.MODELS_FILE).read_text())
     folder = tmp_path / "sub"
     folder.mkdir()
-    (folder / io.MODELS_FILE).write_text(json.dumps({run: "10000000.0" for run in models}))
+    (folder / files.MODELS_FILE).write_text(json.dumps({run: "10000000.0" for run in models}))
     result = runner.run(TASK, folder, tmp_path / "run", root=root, quiet=True)
     assert result.exit_code == 0 and result.scored, result.error
     assert all(math.isfinite(v) and abs(v) < 1e10 for v in result.scores.values())
@@ -128,7 +123,7 @@ def test_malformed_models_json_is_refused_with_the_key_named(root, tmp_path, con
     task = get_task(TASK)
     config = task.load_config({})
     reference = task.load_reference(root / "reference_data" / TASK, config)
-    (tmp_path / io.MODELS_FILE).write_text(content)
+    (tmp_path / files.MODELS_FILE).write_text(content)
 
     with pytest.raises(SubmissionError, match=message):
         task.load_submission(tmp_path, reference, config)
@@ -146,9 +141,9 @@ def test_fail_run_mode_scores_the_rest_and_escapes_the_quoted_token(root, tmp_pa
     task = get_task(TASK)
     config = task.load_config({"invalid_models": "fail_run"})
     reference = task.load_reference(root / "reference_data" / TASK, config)
-    models = json.loads((root / "sample_submissions" / TASK / "true_formulas" / io.MODELS_FILE).read_text())
+    models = json.loads((root / "sample_submissions" / TASK / "true_formulas" / files.MODELS_FILE).read_text())
     models["exact_formula_easier/2082"] = "x1 + '<script>alert(1)</script>'"
-    (tmp_path / io.MODELS_FILE).write_text(json.dumps(models))
+    (tmp_path / files.MODELS_FILE).write_text(json.dumps(models))
     submission = task.load_submission(tmp_path, reference, config)
     result = task.score(reference, submission, config)
     assert result.scores["n_failed_runs"] == 1

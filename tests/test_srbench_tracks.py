@@ -3,34 +3,32 @@
 from __future__ import annotations
 
 import json
+import pickle
+import shutil
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
-from conftest import load_vectors
 
 from codascore.cli import main as cli_main
 from codascore.errors import ReferenceDataError, SubmissionError
 from codascore.registry import get_task
-from codascore.srbench.tracks import clean_column, head_to_head, representative
+from codascore.srbench.files import clean_column
+from codascore.srbench.metrics import head_to_head, representative
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory) -> Path:
-    root = tmp_path_factory.mktemp("tracks")
-    for name in ("srbench.qualification", "srbench.realworld"):
-        task = get_task(name)
-        task.generate(root, task.load_config({"max_rows": 60} if name.endswith("realworld") else {}),
-                      progress=lambda message: None)
-    return root
+def root(project_data) -> Path:
+    return project_data
 
 
-def _score(root: Path, name: str, sample: str):
+def _score(root: Path, name: str, sample: str, ref_dir: Path | None = None):
     task = get_task(name)
-    raw = yaml.safe_load((root / "reference_data" / name / "task.yaml").read_text())
+    ref_dir = ref_dir or root / "reference_data" / name
+    raw = yaml.safe_load((ref_dir / "task.yaml").read_text())
     config = task.load_config({k: v for k, v in raw.items() if k != "task"})
-    reference = task.load_reference(root / "reference_data" / name, config)
+    reference = task.load_reference(ref_dir, config)
     submission = task.load_submission(root / "sample_submissions" / name / sample, reference, config)
     result = task.score(reference, submission, config)
     task.report(result, reference, submission, config)
@@ -60,14 +58,12 @@ def test_realworld_ranks_against_the_pool_with_expert_trust(root):
 
 
 def test_realworld_without_expert_rating_warns_and_ranks_trust_zero(root, tmp_path):
-    import shutil
-
     name = "srbench.realworld"
-    copy = tmp_path / "copy"
-    shutil.copytree(root, copy)
-    expert = copy / "reference_data" / name / "expert.csv"
+    ref_dir = tmp_path / "ref"
+    shutil.copytree(root / "reference_data" / name, ref_dir)
+    expert = ref_dir / "expert.csv"
     expert.write_text("\n".join(line for line in expert.read_text().splitlines() if ",submission," not in line))
-    result = _score(copy, name, "linear_regression")
+    result = _score(root, name, "linear_regression", ref_dir=ref_dir)
     assert any("no trust score" in w for w in result.warnings)
     assert result.scores["score"] == 0.0  # a zero rank makes every harmonic mean 0
 
@@ -82,8 +78,6 @@ def test_head_to_head_and_representative_rules():
 
 
 def test_missing_expert_file_is_an_organiser_error(root, tmp_path):
-    import shutil
-
     name = "srbench.realworld"
     shutil.copytree(root / "reference_data" / name, tmp_path / "ref")
     (tmp_path / "ref" / "expert.csv").unlink()
@@ -92,8 +86,8 @@ def test_missing_expert_file_is_an_organiser_error(root, tmp_path):
         task.load_reference(tmp_path / "ref", task.load_config({}))
 
 
-def test_rank_command_reproduces_the_golden_table(tmp_path, capsys):
-    tables = load_vectors("srbench_ranking_visible.json")
+def test_rank_command_reproduces_the_golden_table(repo_root, tmp_path, capsys):
+    tables = json.loads((repo_root / "tests" / "data" / "srbench_ranking_visible.json").read_text())["tables"]
     table = tables[-1]
     path = tmp_path / "runs.csv"
     pd.DataFrame(table["rows"]).to_csv(path, index=False)
@@ -114,3 +108,32 @@ def test_rank_command_reads_details_json(tmp_path, capsys):
                      str(tmp_path / "bob" / "details.json")]) == 0
     out = capsys.readouterr().out
     assert out.index("alice") < out.index("bob")
+
+
+@pytest.mark.parametrize("name", ["srbench.qualification", "srbench.realworld"])
+def test_score_changes_nothing_it_is_given(root, name):
+    task = get_task(name)
+    config = task.load_config({})
+    reference = task.load_reference(root / "reference_data" / name, config)
+    submission = task.load_submission(root / "sample_submissions" / name / "polynomial", reference, config)
+    before = pickle.dumps((reference, submission, config))
+    result = task.score(reference, submission, config)
+    assert pickle.dumps((reference, submission, config)) == before
+    assert not [key for key in result.details if key.startswith("_")]
+    assert not [key for instance in result.instances for key in instance if key.startswith("_")]
+
+
+def test_rank_command_raises_one_error_line_for_bad_input(tmp_path, capsys):
+    details = tmp_path / "alice" / "details.json"
+    details.parent.mkdir()
+    details.write_text(json.dumps({"instances": []}))
+    assert cli_main(["srbench", "rank", str(details)]) == 1
+    assert capsys.readouterr().err == f"error: {details}: no per-run instances (is it a details.json of " \
+                                      "srbench.synthetic?)\n"
+    assert cli_main(["srbench", "rank", str(details), "--names", "a", "b"]) == 2
+    assert "--names has 2 names for 1 details.json files" in capsys.readouterr().err
+    table = tmp_path / "runs.csv"
+    table.write_text("algorithm,dataset,run,r2_test,simplicity,property\nA,d,0,0.5,inf,1\n")
+    assert cli_main(["srbench", "rank", str(table)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("error: the results cannot be ranked: results['simplicity'] row 0") and "ERROR" not in err

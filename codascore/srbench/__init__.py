@@ -1,7 +1,8 @@
 """SRBench 2022 symbolic regression competition: safe model parsing, per-model metrics, ranking, tasks.
 
-Spec: srbench.md. Public API: complexity, simplicity, symbolic_equivalence, feature_absence_score,
-rank_methods. sympy and pandas are imported only when used.
+Formulas and the 2022 quirks they keep: docs/srbench.md. Public API: complexity, simplicity,
+symbolic_equivalence, feature_absence_score, rank_methods (and parse_model, check_model, canonicalize,
+simplicity_from_nodes). sympy and pandas are imported only when used.
 """
 
 from __future__ import annotations
@@ -13,24 +14,14 @@ from .metrics import (
     canonicalize,
     complexity,
     feature_absence_score,
+    rank_methods,
     simplicity,
     simplicity_from_nodes,
     symbolic_equivalence,
 )
-from .synthetic import TASK as _SYNTHETIC
-from .tracks import QUALIFICATION as _QUALIFICATION
-from .tracks import REALWORLD as _REALWORLD
+from .tasks import QUALIFICATION, REALWORLD, SYNTHETIC
 
-TASKS = {task.name: task for task in (_SYNTHETIC, _QUALIFICATION, _REALWORLD)}
-
-
-def __getattr__(name: str):
-    if name == "rank_methods":  # pandas is imported on first use only
-        from .ranking import rank_methods
-
-        return rank_methods
-    raise AttributeError(name)
-
+TASKS = {task.name: task for task in (SYNTHETIC, QUALIFICATION, REALWORLD)}
 
 __all__ = ["ModelSyntaxError", "check_model", "parse_model", "CanonicalModel", "canonicalize", "complexity",
            "simplicity", "simplicity_from_nodes", "symbolic_equivalence", "feature_absence_score",

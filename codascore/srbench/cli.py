@@ -1,22 +1,24 @@
 """``codascore srbench ...``: organiser commands of the SRBench family.
 
-``codascore srbench rank RESULTS...`` computes the all-against-all final ranking of spec §4 (the 2022
-procedure, with the real pool of participants) from the details.json files the scorer wrote for each
-submission (the method is named after the folder holding details.json, or its ``--names``), or from CSV
-files with one row per run (algorithm, dataset, run, r2_test, simplicity, property).
+``codascore srbench rank RESULTS...`` computes the all-against-all final ranking
+(docs/srbench.md#all-against-all-ranking: the 2022 procedure, with the real pool of participants) from the
+details.json files the scorer wrote for each submission (the method is named after the folder holding
+details.json, or its ``--names``), or from CSV files with one row per run (algorithm, dataset, run,
+r2_test, simplicity, property).
 """
 
 from __future__ import annotations
 
-import json
-import sys
 from pathlib import Path
+
+from ..errors import ReferenceDataError, UsageError
+from . import files
 
 
 def register(subparsers) -> None:
     family = subparsers.add_parser("srbench", help="SRBench 2022 organiser tools")
     commands = family.add_subparsers(dest="srbench_command", required=True)
-    rank = commands.add_parser("rank", help="rank all methods against each other (spec §4)")
+    rank = commands.add_parser("rank", help="rank all methods against each other (the 2022 final ranking)")
     rank.add_argument("results", nargs="+", help="details.json files of scored submissions, or per-run CSVs")
     rank.add_argument("--names", nargs="*", help="method names for the details.json files, in order")
     rank.add_argument("--aggregate", choices=("median", "mean"), default="median",
@@ -29,17 +31,11 @@ def register(subparsers) -> None:
 
 
 def details_rows(path: Path, algorithm: str) -> list[dict]:
-    """Per-run rows of one submission from the details.json its scoring wrote."""
+    """Per-run ranking rows of one submission, from the details.json its scoring wrote."""
     from .evaluation import run_rows
 
-    data = json.loads(Path(path).read_text())
-    records = []
-    for instance in data.get("instances", []):
-        dataset, seed = str(instance["id"]).rsplit("/", 1)
-        records.append({**instance, "dataset": dataset, "seed": int(seed)})
-    if not records:
-        raise ValueError(f"{path}: no per-run instances (is it a details.json of srbench.synthetic?)")
-    seeds = {}
+    records = files.read_details_runs(path)
+    seeds: dict = {}
     for record in records:
         seeds.setdefault(record["dataset"], set()).add(record["seed"])
     order = {dataset: sorted(values) for dataset, values in seeds.items()}
@@ -47,12 +43,13 @@ def details_rows(path: Path, algorithm: str) -> list[dict]:
 
 
 def load_results(paths: list[str], names: list[str] | None):
+    """One per-run table of every method: details.json files (named by --names or their folder) and CSVs."""
     import pandas as pd
 
     frames = []
     json_paths = [Path(p) for p in paths if p.endswith(".json")]
     if names and len(names) != len(json_paths):
-        raise ValueError(f"--names has {len(names)} names for {len(json_paths)} details.json files")
+        raise UsageError(f"--names has {len(names)} names for {len(json_paths)} details.json files")
     json_index = 0
     for path in map(Path, paths):
         if path.suffix == ".json":
@@ -60,19 +57,18 @@ def load_results(paths: list[str], names: list[str] | None):
             json_index += 1
             frames.append(pd.DataFrame(details_rows(path, name)))
         else:
-            frames.append(pd.read_csv(path))
+            frames.append(files.read_results_csv(path))
     return pd.concat(frames, ignore_index=True)
 
 
 def cmd_rank(args) -> int:
-    from .ranking import final_scores, rank_per_dataset
+    from .metrics import final_scores, rank_per_dataset
 
+    results = load_results(args.results, args.names)
     try:
-        results = load_results(args.results, args.names)
         per_dataset = rank_per_dataset(results, aggregate=args.aggregate, profile=args.profile)
-    except (OSError, ValueError, KeyError) as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return 1
+    except (ValueError, KeyError) as exc:
+        raise ReferenceDataError(f"the results cannot be ranked: {exc}") from None
     final = final_scores(per_dataset)
     if args.per_dataset:
         per_dataset.to_csv(args.per_dataset, index=False)

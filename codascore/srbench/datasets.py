@@ -1,7 +1,7 @@
-"""The project's own generators of the SRBench 2022 synthetic datasets (spec srbench.md §3) and of the
-stand-in datasets for the qualification and real-world tracks.
+"""The project's own generators of the SRBench 2022 synthetic datasets (docs/srbench.md#the-synthetic-datasets)
+and of the stand-in datasets for the qualification and real-world tracks.
 
-Every dataset is drawn from ``numpy.random.default_rng(seed)`` exactly as §3.1 describes (same
+Every dataset is drawn from ``numpy.random.default_rng(seed)`` as the 2022 generators did (same
 functions, distributions, splits and noise model); bit-for-bit equality with the 2022 CSVs is neither
 possible nor required. No 2022 data file is used.
 """
@@ -12,9 +12,9 @@ import dataclasses
 
 import numpy as np
 
-#: Data seeds of the 10 repetitions (§3.1).
+#: Data seeds of the 10 repetitions (docs/srbench.md#ten-runs-are-ten-seeded-datasets).
 DATA_SEEDS = (2082, 3946, 5847, 6087, 6589, 7102, 7884, 8674, 9023, 9900)
-#: Seeds of the qualification splits, SEEDS[0:5] of the 2022 code (§7).
+#: Seeds of the qualification splits, SEEDS[0:5] of the 2022 code (docs/srbench.md#qualification).
 QUALIFICATION_SEEDS = (24305, 8356, 16130, 24399, 2804)
 LEVELS = ("easy", "medium", "hard")
 
@@ -60,7 +60,7 @@ class Dataset:
 
 def add_noise(y: np.ndarray, ratio: float, seed: int) -> np.ndarray:
     """y + N(0, σ) with σ = std(y, ddof=1)·sqrt(r/(1-r)), one draw per row from a fresh default_rng(seed)
-    (§3.1): the expected share of the noise in the variance is r."""
+    (create_data.py's add_noise): the expected share of the noise in the variance is r."""
     if not 0 <= ratio < 1:
         raise ValueError(f"ratio must be in [0, 1), got {ratio}")
     if ratio == 0:
@@ -94,7 +94,8 @@ def _featureselection(level: str, seed: int) -> tuple:
     y = (0.11 * c[1] ** 3 + 0.91 * c[3] * c[5] + 0.68 * c[7] * c[9] + 0.26 * c[11] ** 2 * c[13]
          + 0.13 * c[15] * c[17] * c[19])
     y = add_noise(y, FEATURESELECTION_NOISE[level], seed)
-    # The committed 2022 generator's irrelevant set (§3.2): the even-numbered columns.
+    # The committed 2022 generator's irrelevant set: the even-numbered columns
+    # (docs/srbench.md#feature-selection-data-and-bad-set-disagree).
     return X, y, 500, "feature_absence", FEATURESELECTION_FORMULA, [f"x{i}" for i in range(2, 21, 2)]
 
 
@@ -139,7 +140,7 @@ def _evenly(n: int, cap: int | None) -> np.ndarray:
 def make_synthetic(name: str, seed: int, max_rows: int | None = None) -> Dataset:
     """Generate dataset ``name`` (one of SYNTHETIC_DATASETS) for data seed ``seed``.
 
-    max_rows: keep at most this many evenly spaced rows of each split (demo sizes); None keeps §3.1's sizes.
+    max_rows: keep at most this many evenly spaced rows of each split (demo sizes); None keeps 2022's sizes.
     """
     if name not in SYNTHETIC_DATASETS:
         raise ValueError(f"name must be one of {SYNTHETIC_DATASETS}, got {name!r}")

@@ -1,5 +1,6 @@
 """Scoring the runs of one method: every model string canonicalised once, its metrics computed from that
-one canonical form, all models in parallel worker processes under a per-model time limit.
+one canonical form (docs/srbench.md#per-model-metrics), all models in parallel worker processes under a
+per-model time limit (docs/srbench.md#safe-parsing).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 
 from ..errors import ModelSyntaxError
 from . import metrics
-from .io import PREDICTIONS_FILE
+from .files import PREDICTIONS_FILE
 from .workers import Outcome, Progress, run_jobs
 
 
@@ -45,7 +46,8 @@ def _canonical_truth(text: str, names: tuple, limit: float | None):
 
 
 def property_value(model: metrics.CanonicalModel, spec: DatasetSpec, limit: float | None) -> float | None:
-    """The dataset's property for one canonical model (None for r2 datasets: it is the run's R²)."""
+    """The dataset's property for one canonical model (None for r2 datasets: it is the run's R²);
+    docs/srbench.md#property-per-dataset."""
     if spec.property == "equivalence":
         truth = _canonical_truth(spec.truth, tuple(spec.feature_names), limit)
         return float(metrics.symbolic_equivalence(truth, model, spec.feature_names, limit))
@@ -168,9 +170,9 @@ def score_methods(methods: dict, specs: dict, data: dict, simplify_time_limit: f
 def run_rows(records: Sequence[dict], algorithm: str, seeds_order: dict, nonfinite: str = "worst") -> list[dict]:
     """Per-run rows for ranking (algorithm, dataset, run, r2_test, simplicity, property).
 
-    A failed run (invalid model, scoring time limit) has NaN values: it is missing (spec §4.4). A run whose
-    predictions are non-finite counts as the worst accuracy (-inf) when ``nonfinite`` is "worst", or is
-    missing with "missing" (the 2022 code had no such run: its R² came from est.predict).
+    A failed run (invalid model, scoring time limit) has NaN values: it is missing. A run whose predictions
+    are non-finite counts as the worst accuracy (-inf) when ``nonfinite`` is "worst", or is missing with
+    "missing" (the 2022 code had no such run: its R² came from est.predict); docs/srbench.md#missing-values.
     """
     rows = []
     for record in records:

@@ -7,7 +7,7 @@ validated tree by this module itself. No participant text is ever handed to ``ev
 ``sympify`` or ``parse_expr``.
 
 The build reproduces what ``parse_expr`` with its default transformations would produce for every
-accepted string (spec srbench.md §2.2): integer literals become ``Integer(text)``, other number literals
+accepted string (docs/srbench.md#safe-parsing): integer literals become ``Integer(text)``, other number literals
 ``Float(text)``, operators are applied with Python's own semantics to those sympy objects, and ``abs``,
 ``max`` and ``min`` mean ``Abs``, ``Max`` and ``Min`` as in ``parse_expr``'s namespace.
 """
@@ -20,15 +20,17 @@ import re
 from typing import Iterable
 
 from ..errors import ModelSyntaxError
+from ..validate import is_number
 
-#: Longest model string accepted (spec §6.2).
+#: Longest model string accepted (docs/srbench.md#model-strings).
 MAX_LENGTH = 10_000
 #: Deepest expression tree accepted (sympy recurses over the tree; 2022 models are far shallower).
 MAX_DEPTH = 100
 #: A purely numeric power whose exact value would need more bits than this is refused (10**10**10).
 MAX_POWER_BITS = 100_000
 
-#: Functions of the spec's whitelist (§6.2) and the extra names parse_expr's namespace gave them in 2022.
+#: Functions of the whitelist (docs/srbench.md#model-strings) and the extra names 2022's parse_expr
+#: namespace gave them (docs/srbench.md#names-parse_expr-accepted).
 FUNCTION_NAMES = ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp", "log",
                   "sqrt", "Abs", "sign", "erf")
 COMPAT_FUNCTION_NAMES = ("abs", "max", "min", "Max", "Min")
@@ -142,7 +144,7 @@ class _Builder:
     def _number(self, node: ast.Constant):
         value = node.value
         segment = ast.get_source_segment(self.text, node) or ""
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
+        if not is_number(value):  # complex literals and True/False are Constants too
             self.fail(node, "only numbers, variables, + - * / ** and whitelisted functions are allowed")
         if isinstance(value, int) and _INTEGER.match(segment):
             return None if self.dry else self.sympy.Integer(segment)

@@ -12,18 +12,17 @@ rebuild the run's test data.
 
 from __future__ import annotations
 
-import json
 import shutil
 from pathlib import Path
 
-import yaml
-
 from .. import seeds
-from . import io
+from . import files
 from .baselines import INJECTION_CORPUS, constant_model, linear_model, polynomial_model
-from .datasets import DATA_SEEDS, SYNTHETIC_DATASETS, make_synthetic
+from .datasets import DATA_SEEDS, QUALIFICATION_SEEDS, SYNTHETIC_DATASETS, make_qualification, make_synthetic
+from .evaluation import DatasetSpec, RunData, run_rows, score_methods
 
-#: Reference pool of the synthetic track: baseline methods shipped with the reference data (spec §5).
+#: Reference pool of the synthetic track: baseline methods shipped with the reference data
+#: (docs/srbench.md#the-reference-pool).
 POOL_METHODS = ("oracle", "linear_regression", "constant_mean")
 
 REGRESSOR_SAMPLE = '''"""Sample code submission: ordinary least squares, returned as a model string.
@@ -45,19 +44,12 @@ def model(est, X=None):
 '''
 
 
-def write_yaml(path: Path, data: dict) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-
-
-#: The task.yaml parameters the ingestion program uses (input_data/<task>/task.yaml).
-INGESTION_KEYS = ("fit_time_limit", "workers", "max_length", "accuracy_source")
-
-
-def write_input_yaml(inp: Path, name: str, config: dict) -> None:
-    """input_data's task.yaml: what the ingestion needs (accuracy_source: predictions makes it record
-    est.predict on the test features)."""
-    write_yaml(inp / "task.yaml", {"task": name, **{key: config[key] for key in INGESTION_KEYS}})
+def write_task_yamls(task, ref: Path, inp: Path, config: dict) -> None:
+    """Both task.yaml files: the reference data's with every parameter but the generation-only ones, the
+    input data's with what the ingestion reads (accuracy_source: predictions makes it record est.predict
+    on the test features)."""
+    task.write_task_yaml(ref, config, [key for key in config if key not in files.GENERATION_KEYS])
+    task.write_task_yaml(inp, config, files.INGESTION_KEYS)
 
 
 def _clean(folder: Path) -> Path:
@@ -68,9 +60,6 @@ def _clean(folder: Path) -> Path:
 
 
 def generate_synthetic(root: Path, task, config: dict, progress=print, seed: int | None = None) -> None:
-    from .evaluation import DatasetSpec, RunData, run_rows, score_methods
-    from .synthetic import write_pool
-
     name = task.name
     ref = _clean(root / "reference_data" / name)
     inp = _clean(root / "input_data" / name)
@@ -84,22 +73,20 @@ def generate_synthetic(root: Path, task, config: dict, progress=print, seed: int
         for run in run_seeds:
             d = make_synthetic(dataset, run if seed is None else seeds.integer(seed, name, dataset, run), max_rows)
             specs[dataset] = DatasetSpec(dataset, d.feature_names, d.property, d.truth, d.bad_features)
-            io.write_table(inp / "train" / dataset / f"{run}.csv", d.feature_names, d.X_train, d.y_train)
-            io.write_table(ref / "test" / dataset / f"{run}.csv", d.feature_names, d.X_test, d.y_test)
-            io.write_table(inp / "test" / dataset / f"{run}.csv", d.feature_names, d.X_test, None)
+            files.write_table(inp / "train" / dataset / f"{run}.csv", d.feature_names, d.X_train, d.y_train)
+            files.write_table(ref / "test" / dataset / f"{run}.csv", d.feature_names, d.X_test, d.y_test)
+            files.write_table(inp / "test" / dataset / f"{run}.csv", d.feature_names, d.X_test, None)
             data[(dataset, run)] = RunData(run, d.X_test, d.y_test)
             baselines["oracle"][(dataset, run)] = d.truth
             baselines["linear_regression"][(dataset, run)] = linear_model(d.feature_names, d.X_train, d.y_train)
             baselines["constant_mean"][(dataset, run)] = constant_model(d.y_train)
             baselines["polynomial"][(dataset, run)] = polynomial_model(d.feature_names, d.X_train, d.y_train)
         progress(f"{name}: generated {dataset} ({len(run_seeds)} seeds)")
-    meta = {"seeds": run_seeds, "datasets": [
+    files.write_datasets(ref, {"seeds": run_seeds, "datasets": [
         {"name": s.name, "feature_names": s.feature_names, "property": s.property, "truth": s.truth,
-         "bad_features": s.bad_features} for s in specs.values()]}
-    (ref / "datasets.json").write_text(json.dumps(meta, indent=1) + "\n")
-    public = {"seeds": run_seeds, "datasets": [
-        {"name": s.name, "feature_names": s.feature_names} for s in specs.values()]}
-    (inp / "datasets.json").write_text(json.dumps(public, indent=1) + "\n")
+         "bad_features": s.bad_features} for s in specs.values()]})
+    files.write_datasets(inp, {"seeds": run_seeds, "datasets": [
+        {"name": s.name, "feature_names": s.feature_names} for s in specs.values()]})
 
     seeds_order = {d: run_seeds for d in specs}
     scored = score_methods({method: baselines[method] for method in POOL_METHODS}, specs, data,
@@ -108,10 +95,8 @@ def generate_synthetic(root: Path, task, config: dict, progress=print, seed: int
                            progress_label=f"{name}: scoring the reference pool")
     pool = [row for method in POOL_METHODS
             for row in run_rows(scored[method], method, seeds_order, config["nonfinite_predictions"])]
-    write_pool(ref / "pool.csv", pool)
-    generation_only = ("max_rows", "datasets", "seeds")
-    write_yaml(ref / "task.yaml", {"task": name, **{k: v for k, v in config.items() if k not in generation_only}})
-    write_input_yaml(inp, name, config)
+    files.write_pool(ref / files.POOL_FILE, pool)
+    write_task_yamls(task, ref, inp, config)
 
     _write_common_samples(samples, baselines["linear_regression"], baselines["polynomial"])
     task.write_perfect_submission(ref, samples / "true_formulas", config)
@@ -123,19 +108,19 @@ def write_injection_sample(folder: Path, models: dict) -> None:
     attacked = dict(models)
     for key, attack in zip(sorted(attacked), INJECTION_CORPUS):
         attacked[key] = attack.replace("x1", "x") if key[0].startswith("extrapolation") else attack
-    io.write_models(folder, attacked)
+    files.write_models(folder, attacked)
 
 
 def _write_code_sample(samples: Path) -> None:
     code = samples / "code_linear_regression"
     code.mkdir(parents=True)
-    (code / "regressor.py").write_text(REGRESSOR_SAMPLE)
+    (code / files.REGRESSOR_FILE).write_text(REGRESSOR_SAMPLE)
 
 
 def _write_common_samples(samples: Path, linear: dict, polynomial: dict) -> None:
     _clean(samples)
-    io.write_models(samples / "linear_regression", linear)
-    io.write_models(samples / "polynomial", polynomial)
+    files.write_models(samples / "linear_regression", linear)
+    files.write_models(samples / "polynomial", polynomial)
     write_injection_sample(samples / "invalid_injection", linear)
     _write_code_sample(samples)
 
@@ -146,8 +131,6 @@ def generate_qualification(root: Path, task, config: dict, progress=print, seed:
     20220601 + index (the demo) or from the private master seed."""
     from sklearn.model_selection import train_test_split
 
-    from .datasets import QUALIFICATION_SEEDS, make_qualification
-
     name = task.name
     ref, inp = _clean(root / "reference_data" / name), _clean(root / "input_data" / name)
     entries, public, linear, polynomial = [], [], {}, {}
@@ -155,20 +138,19 @@ def generate_qualification(root: Path, task, config: dict, progress=print, seed:
         dataset = f"friedman{index + 1}_standin"
         columns, X, y = make_qualification(index, seed=20220601 + index if seed is None
                                            else seeds.integer(seed, name, dataset))
-        io.write_table(ref / "data" / f"{dataset}.csv", columns, X, y, target="target")
+        files.write_table(ref / "data" / f"{dataset}.csv", columns, X, y, target="target")
         entries.append({"name": dataset, "path": f"data/{dataset}.csv", "target": "target"})
         public.append({"name": dataset, "feature_names": columns})
         for run in QUALIFICATION_SEEDS:
             X_tr, X_te, y_tr, _ = train_test_split(X, y, train_size=float(config["train_size"]), random_state=run)
-            io.write_table(inp / "train" / dataset / f"{run}.csv", columns, X_tr, y_tr)
-            io.write_table(inp / "test" / dataset / f"{run}.csv", columns, X_te, None)
+            files.write_table(inp / "train" / dataset / f"{run}.csv", columns, X_tr, y_tr)
+            files.write_table(inp / "test" / dataset / f"{run}.csv", columns, X_te, None)
             linear[(dataset, run)] = linear_model(columns, X_tr, y_tr)
             polynomial[(dataset, run)] = polynomial_model(columns, X_tr, y_tr)
     run_seeds = list(QUALIFICATION_SEEDS)
-    (ref / "datasets.json").write_text(json.dumps({"seeds": run_seeds, "datasets": entries}, indent=1) + "\n")
-    (inp / "datasets.json").write_text(json.dumps({"seeds": run_seeds, "datasets": public}, indent=1) + "\n")
-    write_yaml(ref / "task.yaml", {"task": name, **config})
-    write_input_yaml(inp, name, config)
+    files.write_datasets(ref, {"seeds": run_seeds, "datasets": entries})
+    files.write_datasets(inp, {"seeds": run_seeds, "datasets": public})
+    write_task_yamls(task, ref, inp, config)
     _write_common_samples(root / "sample_submissions" / name, linear, polynomial)
     progress(f"{name}: reference data, input data and samples written")
 
@@ -176,7 +158,8 @@ def generate_qualification(root: Path, task, config: dict, progress=print, seed:
 REALWORLD_SEEDS = (24305, 8356, 16130, 24399, 2804, 32373, 25941, 8068, 32163, 19397)
 REALWORLD_FEATURES = ["vax_first_dose", "vax_complete", "mask_mandate", "school_closed", "travel_limits",
                       "lag14_value", "delta7_value", "tests_per_100k"]
-#: Placeholder trust scores of the demo (the real ones come from the organiser's expert, spec §8).
+#: Placeholder trust scores of the demo (the real ones come from the organiser's expert,
+#: docs/srbench.md#real-world-track).
 DEMO_TRUST = {"constant_mean": 1, "linear_regression": 2, "polynomial": 3, "submission": 3}
 
 
@@ -185,9 +168,6 @@ def generate_realworld(root: Path, task, config: dict, progress=print, seed: int
     State COVID-19 series) and a reference pool of baselines with placeholder expert trust scores, drawn
     from 20220701 (the demo) or from the private master seed."""
     import numpy as np
-
-    from .evaluation import DatasetSpec, RunData, run_rows, score_methods
-    from .synthetic import write_pool
 
     name = task.name
     ref, inp = _clean(root / "reference_data" / name), _clean(root / "input_data" / name)
@@ -201,28 +181,27 @@ def generate_realworld(root: Path, task, config: dict, progress=print, seed: int
         n_train, n_test = (420, 245) if not max_rows else (min(420, max_rows), min(245, max_rows))
         X_tr, y_tr, X_te, y_te = X[:n_train], y[:n_train], X[420:420 + n_test], y[420:420 + n_test]
         specs[dataset] = DatasetSpec(dataset, REALWORLD_FEATURES, "none")
-        io.write_table(ref / "test" / f"{dataset}.csv", REALWORLD_FEATURES, X_te, y_te)
+        files.write_table(ref / "test" / f"{dataset}.csv", REALWORLD_FEATURES, X_te, y_te)
         for run in REALWORLD_SEEDS:
-            io.write_table(inp / "train" / dataset / f"{run}.csv", REALWORLD_FEATURES, X_tr, y_tr)
-            io.write_table(inp / "test" / dataset / f"{run}.csv", REALWORLD_FEATURES, X_te, None)
+            files.write_table(inp / "train" / dataset / f"{run}.csv", REALWORLD_FEATURES, X_tr, y_tr)
+            files.write_table(inp / "test" / dataset / f"{run}.csv", REALWORLD_FEATURES, X_te, None)
             data[(dataset, run)] = RunData(run, X_te, y_te)
             baselines["linear_regression"][(dataset, run)] = linear_model(REALWORLD_FEATURES, X_tr, y_tr)
             baselines["constant_mean"][(dataset, run)] = constant_model(y_tr)
             baselines["polynomial"][(dataset, run)] = polynomial_model(REALWORLD_FEATURES, X_tr, y_tr)
     run_seeds = list(REALWORLD_SEEDS)
     meta = {"seeds": run_seeds, "datasets": [{"name": d, "feature_names": REALWORLD_FEATURES} for d in specs]}
-    (ref / "datasets.json").write_text(json.dumps(meta, indent=1) + "\n")
-    (inp / "datasets.json").write_text(json.dumps(meta, indent=1) + "\n")
+    files.write_datasets(ref, meta)
+    files.write_datasets(inp, meta)
     scored = score_methods(baselines, specs, data, float(config["simplify_time_limit"]),
                            float(config["model_time_limit"]), workers=int(config["workers"]) or None,
                            progress_label=None, simplify=False)
     order = {d: run_seeds for d in specs}
-    write_pool(ref / "pool.csv", [row for method in baselines
-                                  for row in run_rows(scored[method], method, order, "worst")])
+    files.write_pool(ref / files.POOL_FILE, [row for method in baselines
+                                             for row in run_rows(scored[method], method, order, "worst")])
     lines = ["task,method,trust"] + [f"{d},{m},{t}" for d in specs for m, t in DEMO_TRUST.items()]
-    (ref / "expert.csv").write_text("\n".join(lines) + "\n")
-    write_yaml(ref / "task.yaml", {"task": name, **{k: v for k, v in config.items() if k != "max_rows"}})
-    write_input_yaml(inp, name, config)
+    (ref / files.EXPERT_FILE).write_text("\n".join(lines) + "\n")
+    write_task_yamls(task, ref, inp, config)
     _write_common_samples(root / "sample_submissions" / name, baselines["linear_regression"],
                           baselines["polynomial"])
     progress(f"{name}: reference data, input data and samples written")

@@ -1,17 +1,22 @@
-"""SRBench 2022 per-model metrics, as the 2022 judging code computed them under sympy 1.10.1.
+"""SRBench 2022 metrics, as the 2022 judging code computed them under sympy 1.10.1: the per-model metrics
+(node count, simplicity, symbolic equivalence, feature absence, R²) and the ranking of methods (aggregate
+the runs per dataset, rank each aspect, harmonic mean, mean over datasets), with the qualification and
+real-world rules. Pure functions: they validate their arguments and read no file.
 
-Source: cavalab/srbench, branch ``srcomp``, ``competition-2022/experiment/metrics/evaluation.py`` and
-docs/JudgingCriteria.md, as specified in spec srbench.md §2. Re-implemented, not copied.
+Sources, with file and line: docs/srbench.md#per-model-metrics and docs/srbench.md#ranking (cavalab/srbench,
+branch srcomp: competition-2022/experiment/metrics/evaluation.py and postprocessing/stage1.ipynb).
+Re-implemented, not copied.
 
-Every metric takes either a model string or a :class:`CanonicalModel`; scoring canonicalises each model
-once (:func:`canonicalize`) and hands the same object to every metric, where 2022 re-parsed and
-re-simplified the string for each metric.
+Every per-model metric takes either a model string or a :class:`CanonicalModel`; scoring canonicalises
+each model once (:func:`canonicalize`) and hands the same object to every metric, where 2022 re-parsed and
+re-simplified the string for each metric. pandas is imported by the ranking functions only.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import math
 import signal
 import threading
 from typing import Iterable, Sequence
@@ -65,7 +70,8 @@ def time_limit(seconds: float | None):
 
 @dataclasses.dataclass(frozen=True)
 class CanonicalModel:
-    """A model after §2.2: parsed, simplified (or not, on timeout/failure), floats rounded.
+    """A model in canonical form (docs/srbench.md#canonical-form): parsed, simplified (or not, on
+    timeout or failure), floats rounded.
 
     text:      the model string as submitted.
     parsed:    the expression as written (used for numeric evaluation).
@@ -88,7 +94,8 @@ def round_floats(expr, decimals: int = ROUND_DECIMALS):
     """Round every sympy Float of ``expr`` to ``decimals`` decimals, replacing |a| < 10**-decimals by 0.
 
     As 2022: walk the *input* in preorder and substitute into the running result, one Float at a time
-    (``subs`` replaces every equal Float and re-evaluates, so 0.0004*x2 + ... loses the term).
+    (``subs`` replaces every equal Float and re-evaluates, so 0.0004*x2 + ... loses the term);
+    docs/srbench.md#floats-rounded-one-substitution-at-a-time.
     """
     import sympy
 
@@ -110,7 +117,8 @@ def count_nodes(expr) -> int:
 
 def canonicalize(model, feature_names: Iterable[str], simplify_time_limit: float | None = SIMPLIFY_TIME_LIMIT,
                  strict: bool = False, simplify: bool = True) -> CanonicalModel:
-    """Parse (safely), simplify under a time limit, then round floats (spec §2.2, the 2022 order).
+    """Parse (safely), simplify under a time limit, then round floats, in 2022's order
+    (docs/srbench.md#canonical-form, docs/srbench.md#simplify-then-round).
 
     A CanonicalModel passed in is returned unchanged. ``strict`` is passed to parse_model (True rejects
     names that are not columns); ``simplify=False`` skips simplification (the 2022 real-world track's
@@ -140,7 +148,7 @@ def canonicalize(model, feature_names: Iterable[str], simplify_time_limit: float
 def simplicity_from_nodes(nodes: int) -> float:
     """simplicity = -round(log_5(s), 1) with numpy's round (half to even); s = 1 gives -0.0.
 
-    Source: docs/JudgingCriteria.md ("complexity ... round(-log_5(s), 1)"); evaluation.simplicity.
+    Source: docs/srbench.md#node-count-and-simplicity (evaluation.py ``simplicity``; the judging page).
     """
     if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:
         raise ValueError(f"nodes must be a positive integer, got {nodes!r}")
@@ -149,15 +157,17 @@ def simplicity_from_nodes(nodes: int) -> float:
 
 def complexity(model, feature_names: Iterable[str],
                simplify_time_limit: float | None = SIMPLIFY_TIME_LIMIT) -> int:
-    """Number of nodes s of the canonical model (spec §2.3): preorder traversal of the sympy expression
-    after simplify (10 s limit, unsimplified on timeout) and float rounding (3 decimals, |a| < 1e-3 -> 0).
+    """Number of nodes s of the canonical model (docs/srbench.md#node-count-and-simplicity): preorder
+    traversal of the sympy expression after simplify (10 s limit, unsimplified on timeout) and float
+    rounding (3 decimals, |a| < 1e-3 -> 0).
     """
     return canonicalize(model, feature_names, simplify_time_limit).nodes
 
 
 def simplicity(model, feature_names: Iterable[str],
                simplify_time_limit: float | None = SIMPLIFY_TIME_LIMIT) -> float:
-    """SRBench 2022 simplicity = -round(log_5(complexity(model)), 1); higher is simpler (spec §2.3)."""
+    """SRBench 2022 simplicity = -round(log_5(complexity(model)), 1); higher is simpler
+    (docs/srbench.md#node-count-and-simplicity)."""
     return simplicity_from_nodes(complexity(model, feature_names, simplify_time_limit))
 
 
@@ -165,10 +175,10 @@ def symbolic_equivalence(true_model, model, feature_names: Iterable[str],
                          simplify_time_limit: float | None = SIMPLIFY_TIME_LIMIT, shortcuts: bool = True) -> bool:
     """Whether the canonical model equals the canonical truth up to an additive or multiplicative constant.
 
-    With T, P canonical (§2.2), diff = T - P and ratio = P / T: equivalent iff str(P) != "0" and
+    With T, P canonical, diff = T - P and ratio = P / T: equivalent iff str(P) != "0" and
     (str(diff) == "0" or diff is constant or ratio is constant). ``is_constant(simplify=False)`` is tried
     first; only if both fail are diff and ratio simplified (one shared time limit) and tested with the
-    default ``is_constant()``. Source: evaluation.symbolic_equivalence (2022), spec §2.5.
+    default ``is_constant()``. Source: docs/srbench.md#symbolic-equivalence (evaluation.py, 2022).
     ``shortcuts`` skips work that cannot change the answer (a "0" model; the ratio once diff is
     constant); False does every step 2022 did (the benchmark's baseline).
     """
@@ -203,10 +213,11 @@ def symbolic_equivalence(true_model, model, feature_names: Iterable[str],
 
 def feature_absence_score(model, bad_features: Sequence[str], feature_names: Iterable[str],
                           simplify_time_limit: float | None = SIMPLIFY_TIME_LIMIT) -> float:
-    """(|bad| - |bad ∩ symbols(P)|) / |bad| over the Symbols of the canonical model P (spec §2.5).
+    """(|bad| - |bad ∩ symbols(P)|) / |bad| over the Symbols of the canonical model P
+    (docs/srbench.md#feature-absence).
 
     1 means no bad feature is used, 0 that all are. Computed after canonicalisation, so ``x2/x2`` and
-    ``0.0004*x2`` do not use x2. Source: evaluation.feature_absence_score (2022).
+    ``0.0004*x2`` do not use x2.
     """
     import sympy
 
@@ -225,7 +236,8 @@ def feature_absence_score(model, bad_features: Sequence[str], feature_names: Ite
 
 def r2_score(y_true, y_pred) -> float:
     """Coefficient of determination R² = 1 - Σ(y - ŷ)² / Σ(y - ȳ)², scikit-learn's ``r2_score``
-    (what 2022 used for ``r2_test``). Inputs must be finite 1-D arrays of equal length."""
+    (what 2022 used for ``r2_test``; docs/srbench.md#accuracy). Inputs must be finite 1-D arrays of equal
+    length."""
     from sklearn.metrics import r2_score as sklearn_r2
 
     y_true = np.asarray(y_true, dtype=float)
@@ -281,8 +293,169 @@ def predictions_problem(y_pred: np.ndarray) -> str | None:
     return None
 
 
+# --------------------------------------------------------------------------- ranking (docs/srbench.md#ranking)
+#
+# For method m on dataset d, with runs r:
+#     A = round(agg_r r2_test, 3),  S = agg_r simplicity,  P = agg_r property      (agg: median or mean)
+#     rank_X = n_algs - denserank_desc(X over the methods on d)                       (X in A, S, P)
+#     score(m, d) = hmean(rank_A, rank_S, rank_P)   (0 when a rank is 0)
+#     final(m) = mean_d score(m, d)
+
+#: Columns of a per-run results table.
+RESULT_COLUMNS = ("algorithm", "dataset", "run", "r2_test", "simplicity", "property")
+#: Missing-value profiles (docs/srbench.md#missing-values).
+PROFILES = ("seed", "official2022")
+#: Aggregates over runs (docs/srbench.md#aggregation-over-runs).
+AGGREGATES = ("median", "mean")
+ASPECTS = (("r2", "r2_test"), ("simplicity", "simplicity"), ("property", "property"))
+
+
+def _check_results(results, aggregate: str, profile: str | None) -> str:
+    import pandas as pd
+
+    if not isinstance(results, pd.DataFrame):
+        raise ValueError(f"results must be a pandas DataFrame, got {type(results).__name__}")
+    missing = [column for column in RESULT_COLUMNS if column not in results.columns and column != "run"]
+    if missing:
+        raise ValueError(f"results lacks column(s) {missing}; needs {list(RESULT_COLUMNS)}")
+    if aggregate not in AGGREGATES:
+        raise ValueError(f"aggregate must be one of {AGGREGATES}, got {aggregate!r}")
+    if profile is None:
+        profile = "official2022" if aggregate == "mean" else "seed"
+    if profile not in PROFILES:
+        raise ValueError(f"profile must be one of {PROFILES}, got {profile!r}")
+    for column in ("r2_test", "simplicity", "property"):
+        values = pd.to_numeric(results[column], errors="coerce").to_numpy(dtype=float)
+        raw = results[column].to_numpy()
+        # -inf is allowed for r2_test and property: a run with non-finite predictions (worst accuracy).
+        allowed_inf = -np.inf if column != "simplicity" else None
+        bad = [i for i, (value, original) in enumerate(zip(values, raw))
+               if (np.isinf(value) and value != allowed_inf)
+               or (np.isnan(value) and original is not None and not _is_nan(original))]
+        if bad:
+            raise ValueError(f"results[{column!r}] row {bad[0]} = {raw[bad[0]]!r} is not a finite number or NaN")
+    return profile
+
+
+def _is_nan(value) -> bool:
+    try:
+        return bool(np.isnan(value))
+    except TypeError:
+        return False
+
+
+def aggregate_runs(results, aggregate: str = "median"):
+    """Per (algorithm, dataset): A = round(agg r2_test, 3), S = agg simplicity, P = agg property.
+
+    NaN runs are skipped (a failed run is missing); S and P are rounded to 9 decimals so that equal
+    aggregates tie whatever the summation order (docs/srbench.md#ties).
+    """
+    import pandas as pd
+
+    frame = results.copy()
+    for column in ("r2_test", "simplicity", "property"):
+        frame[column] = pd.to_numeric(frame[column], errors="coerce").astype(float)
+    grouped = frame.groupby(["algorithm", "dataset"], sort=False)[["r2_test", "simplicity", "property"]]
+    table = grouped.agg(aggregate)
+    table["n_runs"] = frame.groupby(["algorithm", "dataset"], sort=False).size()
+    table = table.reset_index().rename(columns={"r2_test": "r2"})
+    table["r2"] = np.round(table["r2"].to_numpy(dtype=float), 3)
+    table["simplicity"] = np.round(table["simplicity"].to_numpy(dtype=float), 9)
+    table["property"] = np.round(table["property"].to_numpy(dtype=float), 9)
+    return table
+
+
+def harmonic_mean_of_ranks(ranks) -> float:
+    """scipy.stats.hmean of the ranks; 0 as soon as one rank is 0 (as scipy 1.7–1.11 returned;
+    docs/srbench.md#a-zero-rank-zeroes-the-harmonic-mean)."""
+    from scipy.stats import hmean
+
+    ranks = np.asarray(ranks, dtype=float)
+    if ranks.ndim != 1 or ranks.size == 0:
+        raise ValueError(f"ranks must be a non-empty 1-D array, got shape {ranks.shape}")
+    bad = np.flatnonzero(~np.isfinite(ranks) | (ranks < 0))
+    if bad.size:
+        raise ValueError(f"ranks[{bad[0]}] = {ranks[bad[0]]} is not a finite non-negative number")
+    if np.any(ranks == 0):
+        return 0.0
+    return float(hmean(ranks))
+
+
+def rank_per_dataset(results, aggregate: str = "median", profile: str | None = None, datasets=None):
+    """Per (algorithm, dataset): the aggregates, the three ranks and their harmonic mean ``hmean``.
+
+    results:   a pandas DataFrame, one row per run with columns algorithm, dataset, run, r2_test,
+               simplicity, property (NaN where a run has no value).
+    aggregate: "median" (the written rules) or "mean" (the 2022 code).
+    profile:   missing-value rules (docs/srbench.md#missing-values); default "official2022" for mean,
+               "seed" for median. official2022: a NaN aggregate has a NaN rank that counts as n_algs inside
+               hmean, and a method without runs on a dataset has no row for it. seed: NaN ranks are 0 and a
+               method without runs on a dataset (of ``datasets``, default all in results) gets a row of zeros.
+    """
+    import pandas as pd
+
+    profile = _check_results(results, aggregate, profile)
+    table = aggregate_runs(results, aggregate)
+    algorithms = list(dict.fromkeys(results["algorithm"]))
+    n_algs = len(algorithms)
+    for name, _ in ASPECTS:
+        dense = table.groupby("dataset", sort=False)[name].rank(method="dense", ascending=False)
+        table[f"{name}_rank"] = n_algs - dense
+    rank_columns = [f"{name}_rank" for name, _ in ASPECTS]
+    if profile == "seed":
+        table[rank_columns] = table[rank_columns].fillna(0.0)
+        all_datasets = list(dict.fromkeys(results["dataset"])) if datasets is None else list(datasets)
+        present = set(zip(table["algorithm"], table["dataset"]))
+        absent = [{"algorithm": a, "dataset": d, "n_runs": 0, **{c: 0.0 for c in rank_columns}}
+                  for a in algorithms for d in all_datasets if (a, d) not in present]
+        if absent:
+            table = pd.concat([table, pd.DataFrame(absent)], ignore_index=True)
+    filled = table[rank_columns].fillna(float(n_algs)).to_numpy(dtype=float)
+    table["hmean"] = [harmonic_mean_of_ranks(row) for row in filled]
+    return table.sort_values(["algorithm", "dataset"], kind="stable").reset_index(drop=True)
+
+
+def final_scores(per_dataset):
+    """Per algorithm: ``score`` = mean of hmean over its datasets, and ``n_datasets``; best first
+    (docs/srbench.md#harmonic-mean-and-final-score)."""
+    import pandas as pd
+
+    grouped = per_dataset.groupby("algorithm", sort=False)["hmean"]
+    table = pd.DataFrame({"score": grouped.mean(), "n_datasets": grouped.size()})
+    table = table.sort_values("score", ascending=False, kind="stable")
+    table.index.name = "algorithm"
+    return table
+
+
+def rank_methods(results, aggregate: str = "median", profile: str | None = None, datasets=None):
+    """The all-against-all SRBench 2022 ranking: one row per algorithm (index), column ``score`` (the
+    mean over datasets of the harmonic mean of the accuracy, simplicity and property ranks) and
+    ``n_datasets``, best first. See rank_per_dataset for the arguments; aggregate="mean" reproduces the
+    2022 notebook."""
+    return final_scores(rank_per_dataset(results, aggregate, profile, datasets))
+
+
+def head_to_head(mine: float | None, linear: float) -> float:
+    """rank(submission) − rank(LinearRegression) for one run of the qualification: ranks by round(R², 3)
+    descending, average ranks on ties, a missing run ranked after the last (docs/srbench.md#qualification)."""
+    if mine is None or not math.isfinite(mine):
+        return 1.0
+    a, b = round(mine, 3), round(linear, 3)
+    return 0.0 if a == b else (-1.0 if a > b else 1.0)
+
+
+def representative(runs: list[dict]) -> dict | None:
+    """The run whose R² is closest to the median R² of the runs, the first such run on ties
+    (docs/srbench.md#real-world-track); None when no run has a finite R²."""
+    scored = [r for r in runs if r.get("r2_test") is not None and math.isfinite(r["r2_test"])]
+    if not scored:
+        return None
+    median = float(np.median([r["r2_test"] for r in scored]))
+    return min(scored, key=lambda r: abs(r["r2_test"] - median))
+
+
 __all__ = ["CanonicalModel", "canonicalize", "round_floats", "count_nodes", "complexity", "simplicity",
            "simplicity_from_nodes", "symbolic_equivalence", "feature_absence_score", "r2_score",
-           "compile_model", "predictions_problem", "time_limit", "SimplifyTimeout",
-           "SIMPLIFY_TIME_LIMIT"]
-
+           "compile_model", "predictions_problem", "time_limit", "SimplifyTimeout", "SIMPLIFY_TIME_LIMIT",
+           "aggregate_runs", "harmonic_mean_of_ranks", "rank_per_dataset", "final_scores", "rank_methods",
+           "head_to_head", "representative", "RESULT_COLUMNS", "PROFILES", "AGGREGATES"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..report import figure_html, new_figure, paragraph, table
 from ..task import Result, Section
+from .files import SUBMISSION
 
 
 def _fmt(value, digits: int = 4):
@@ -22,7 +23,9 @@ ACCURACY_SOURCE_TEXT = {
 }
 
 
-def synthetic_report(result: Result, submission_name: str = "submission") -> list[Section]:
+def synthetic_report(result: Result) -> list[Section]:
+    """srbench.synthetic: the per-dataset ranks, the final scores of the reference pool and the submission
+    (a bar chart), and every run's simplified model or why the run failed."""
     per_dataset = result.details.get("per_dataset", [])
     rows = [(r["dataset"], _fmt(r.get("r2")), _fmt(r.get("simplicity")), _fmt(r.get("property")),
              _fmt(r.get("r2_rank")), _fmt(r.get("simplicity_rank")), _fmt(r.get("property_rank")),
@@ -38,7 +41,7 @@ def synthetic_report(result: Result, submission_name: str = "submission") -> lis
     if pool:
         fig, ax = new_figure(6.4, 0.45 * len(pool) + 1.2)
         names = list(pool)[::-1]
-        colors = ["tab:orange" if n == submission_name else "tab:blue" for n in names]
+        colors = ["tab:orange" if n == SUBMISSION else "tab:blue" for n in names]
         ax.barh(range(len(names)), [pool[n] for n in names], color=colors)
         ax.set_yticks(range(len(names)), names)
         ax.set_xlabel("final score (mean over datasets of the harmonic mean of ranks)")
@@ -50,3 +53,10 @@ def synthetic_report(result: Result, submission_name: str = "submission") -> lis
     sections.append(Section("Models after simplification", table(
         runs, ["run", "nodes", "R²", "simplified model (or why the run failed)"], max_rows=200)))
     return sections
+
+
+def table_report(result: Result) -> list[Section]:
+    """srbench.qualification and srbench.realworld: the per-dataset table score() put in details."""
+    header = list(result.details["table_header"])
+    note = ACCURACY_SOURCE_TEXT.get(result.details.get("accuracy_source"), "")
+    return [Section("Per dataset", paragraph(note) + table(result.details["table"], header))]

@@ -1,24 +1,81 @@
-"""Readers and writers of the SRBench files: models.json (submissions), datasets.json, data CSVs and the
-reference pool. Readers validate and name file, key and value in every error; they compute no score."""
+"""The SRBench files: their names, their readers, writers and validators, and the task.yaml parameters
+the three tracks share.
+
+A participant's: models.json (every run's model string) and, from code submissions, predictions.json.
+An organiser's: datasets.json (the runs, columns, properties), the data CSVs, pool.csv (the reference
+pool's per-run results), expert.csv (real-world trust scores), PMLB tables (qualification), and the
+details.json files and per-run CSVs that ``codascore srbench rank`` ranks. Readers validate and name file,
+key and value in every error; they compute no score (metrics.py does).
+"""
 
 from __future__ import annotations
 
+import csv
 import json
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import ModelSyntaxError, ReferenceDataError, SubmissionError
-from ..validate import Problems, read_participant_json
+from ..validate import Problems, is_number, read_participant_json
 from .expressions import check_model
+from .metrics import AGGREGATES, PROFILES
 
 MODELS_FILE = "models.json"
 #: Written by the ingestion beside models.json: the fitted estimator's test predictions per run.
 PREDICTIONS_FILE = "predictions.json"
+#: The code submission's entry file (the 2022 interface: ``est`` and ``model(est, X)``).
+REGRESSOR_FILE = "regressor.py"
+#: The runs of a task: in the reference data with what scoring needs, in the input data the public part.
+DATASETS_FILE = "datasets.json"
+#: The reference pool's per-run results (synthetic and real-world tracks).
+POOL_FILE = "pool.csv"
+POOL_COLUMNS = ("algorithm", "dataset", "run", "seed", "r2_test", "simplicity", "property")
+#: The expert's trust scores of the real-world track (task, method, trust), from the organiser.
+EXPERT_FILE = "expert.csv"
+#: The submission's name in the rankings; no pool method may take it.
+SUBMISSION = "submission"
 
+#: task.yaml parameters of every track (docs/srbench.md#configuration).
+COMMON_DEFAULTS = {
+    "aggregate": "median",            # "median" (written rules) or "mean" (2022 code)
+    "profile": None,                  # missing values: None = official2022 for mean, seed for median
+    "simplify_time_limit": 10.0,      # seconds per sympy.simplify (2022: 10)
+    "model_time_limit": 60.0,         # hard limit per model (worker killed): sympy stuck in C code
+    "workers": 0,                     # scoring processes; 0 = every core
+    "invalid_models": "reject",       # "reject": exit 1 listing them; "fail_run": the run counts as failed
+    "nonfinite_predictions": "worst",  # "worst": R² = -inf for that run; "missing": the run is missing
+    "max_length": 10000,              # longest model string accepted
+    "fit_time_limit": 300.0,          # code submissions: seconds per fit and predict (ingestion)
+    # R² from "string": the model string evaluated on the test features (documented deviation), or
+    # "predictions": the fitted estimator's predictions that the ingestion recorded (2022 code; code
+    # submissions only). docs/srbench.md#accuracy-source
+    "accuracy_source": "string",
+}
+ACCURACY_SOURCES = ("string", "predictions")
+#: Parameters only the generators read: reference data's task.yaml leaves them out.
+GENERATION_KEYS = ("max_rows", "datasets", "seeds")
+#: The parameters the ingestion program reads (input_data/<task>/task.yaml).
+INGESTION_KEYS = ("fit_time_limit", "workers", "max_length", "accuracy_source")
+
+
+def check_config(config: dict) -> None:
+    """The shared task.yaml parameters have allowed values (ReferenceDataError naming the key otherwise)."""
+    choices = {"aggregate": AGGREGATES, "profile": (None, *PROFILES), "invalid_models": ("reject", "fail_run"),
+               "nonfinite_predictions": ("worst", "missing"), "accuracy_source": ACCURACY_SOURCES}
+    for key, allowed in choices.items():
+        if key in config and config[key] not in allowed:
+            raise ReferenceDataError(f"task.yaml: {key} = {config[key]!r}; allowed: {list(allowed)}")
+    for key in ("simplify_time_limit", "model_time_limit", "fit_time_limit", "max_length"):
+        value = config.get(key)
+        if key in config and (not is_number(value) or value <= 0):
+            raise ReferenceDataError(f"task.yaml: {key} = {value!r} must be a positive number")
+
+
+# --------------------------------------------------------------------------- the participant's files
 
 def run_key(dataset: str, seed: int) -> str:
-    """The key of one run in models.json: ``"<dataset>/<seed>"`` (spec §6.2)."""
+    """The key of one run in models.json: ``"<dataset>/<seed>"`` (docs/srbench.md#model-strings)."""
     return f"{dataset}/{seed}"
 
 
@@ -40,7 +97,7 @@ def read_models(res_dir: Path, expected: dict, feature_names: dict, max_length: 
                 invalid_models: str = "reject") -> tuple[dict, dict, list[str]]:
     """Read and validate models.json.
 
-    Format (spec §6.2): a JSON object ``{"<dataset>/<seed>": "<model string>", ...}``; the list form
+    Format (docs/srbench.md#model-strings): a JSON object ``{"<dataset>/<seed>": "<model string>", ...}``; the list form
     ``[{"dataset": ..., "seed": ..., "model": ...}, ...]`` is accepted too.
     expected: {key: (dataset, seed)} of every run; feature_names: {dataset: [columns]}.
     invalid_models: "reject" lists every string that fails the whitelist as a SubmissionError;
@@ -105,7 +162,8 @@ def read_predictions(res_dir: Path, expected: dict, runs: list, n_test: dict) ->
     runs of models.json (``runs``: their (dataset, seed)), each list as long as that run's test split
     (``n_test``: {(dataset, seed): rows}). Numbers are JSON numbers; non-finite predictions appear as
     ``NaN``, ``Infinity`` or ``-Infinity`` (what Python's json writes) and are kept: scoring applies the
-    ``nonfinite_predictions`` rule to them. Returns {(dataset, seed): float64 array}.
+    ``nonfinite_predictions`` rule to them (docs/srbench.md#the-predictions-file). Returns
+    {(dataset, seed): float64 array}.
     """
     hint = (" (accuracy_source: predictions takes R² from the fitted estimator's predictions, which only a "
             "code submission can provide: the ingestion program runs regressor.py and writes "
@@ -149,7 +207,7 @@ def read_predictions(res_dir: Path, expected: dict, runs: list, n_test: dict) ->
 
 def _is_float64(value) -> bool:
     """A JSON number that float64 holds (booleans and integers beyond float64's range are not)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if not is_number(value):
         return False
     try:
         float(value)
@@ -172,6 +230,21 @@ def write_models(folder: Path, models: dict) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     data = {run_key(dataset, seed): text for (dataset, seed), text in sorted(models.items())}
     (folder / MODELS_FILE).write_text(json.dumps(data, indent=1) + "\n")
+
+
+# --------------------------------------------------------------------------- the organiser's files
+
+def read_json(path: Path, what: str):
+    """A JSON file of the reference or input data (``what`` says which); ReferenceDataError if unreadable."""
+    try:
+        return json.loads(Path(path).read_text())
+    except (OSError, ValueError) as exc:
+        raise ReferenceDataError(f"{what} {Path(path).name}: cannot be read: {exc}") from None
+
+
+def write_datasets(folder: Path, meta: dict) -> None:
+    """folder/datasets.json: {"seeds": [...], "datasets": [{"name", "feature_names", ...}, ...]}."""
+    (Path(folder) / DATASETS_FILE).write_text(json.dumps(meta, indent=1) + "\n")
 
 
 def write_table(path: Path, feature_names: list[str], X: np.ndarray, y: np.ndarray | None,
@@ -211,12 +284,102 @@ def _read_matrix(path: Path, expected: list[str]) -> np.ndarray:
     return values
 
 
-def read_json(path: Path, what: str):
+def clean_column(name: str) -> str:
+    """PMLB column names as the 2022 code used them: surrounding spaces stripped, '.' -> '_'
+    (docs/srbench.md#qualification)."""
+    return str(name).strip().replace(".", "_")
+
+
+def read_dataset_file(path: Path, target: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+    """(columns, X, y) from a CSV or a PMLB .tsv/.tsv.gz file holding a ``target`` column."""
+    import pandas as pd
+
+    sep = "\t" if ".tsv" in path.name else ","
     try:
-        return json.loads(Path(path).read_text())
+        frame = pd.read_csv(path, sep=sep)
     except (OSError, ValueError) as exc:
-        raise ReferenceDataError(f"{what} {Path(path).name}: cannot be read: {exc}") from None
+        raise ReferenceDataError(f"{path.name}: cannot be read: {exc}") from None
+    frame.columns = [clean_column(c) for c in frame.columns]
+    if target not in frame.columns:
+        raise ReferenceDataError(f"{path.name}: no target column {target!r}")
+    names = [c for c in frame.columns if c != target]
+    return names, frame[names].to_numpy(dtype=float), frame[target].to_numpy(dtype=float)
 
 
-__all__ = ["MODELS_FILE", "PREDICTIONS_FILE", "run_key", "read_models", "read_predictions", "write_models",
-           "write_predictions", "write_table", "read_table", "read_features", "read_json"]
+def read_pool(path: Path) -> list[dict]:
+    """The reference pool's per-run rows (pool.csv); nan and -inf are allowed values
+    (docs/srbench.md#the-reference-pool)."""
+    if not path.is_file():
+        raise ReferenceDataError(f"{path.name}: missing from the reference data (the reference pool)")
+    rows = []
+    with open(path, newline="") as handle:
+        reader = csv.DictReader(handle)
+        if tuple(reader.fieldnames or ()) != POOL_COLUMNS:
+            raise ReferenceDataError(f"{path.name}: columns must be {list(POOL_COLUMNS)}")
+        for line, row in enumerate(reader, start=2):
+            try:
+                rows.append({"algorithm": row["algorithm"], "dataset": row["dataset"], "run": int(row["run"]),
+                             "seed": int(row["seed"]), **{k: float(row[k]) for k in POOL_COLUMNS[4:]}})
+            except ValueError as exc:
+                raise ReferenceDataError(f"{path.name} line {line}: {exc}") from None
+    if SUBMISSION in {row["algorithm"] for row in rows}:
+        raise ReferenceDataError(f"{path.name}: the name {SUBMISSION!r} is reserved for the submission")
+    return rows
+
+
+def write_pool(path: Path, rows: list[dict]) -> None:
+    """pool.csv from per-run rows (floats written exactly, with repr)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(POOL_COLUMNS)
+        for row in rows:
+            writer.writerow([row["algorithm"], row["dataset"], row["run"], row["seed"],
+                             *(repr(float(row[k])) for k in POOL_COLUMNS[4:])])
+
+
+def read_expert(path: Path) -> dict:
+    """{(dataset, method): trust} from expert.csv (columns task, method, trust; trust a number)
+    (docs/srbench.md#real-world-track)."""
+    if not path.is_file():
+        raise ReferenceDataError(f"{path.name}: missing; the organiser provides the expert's trust scores")
+    out = {}
+    with open(path, newline="") as handle:
+        reader = csv.DictReader(handle)
+        if not {"task", "method", "trust"} <= set(reader.fieldnames or ()):
+            raise ReferenceDataError(f"{path.name}: columns must include task, method, trust")
+        for line, row in enumerate(reader, start=2):
+            try:
+                out[(row["task"], row["method"])] = float(row["trust"])
+            except ValueError:
+                raise ReferenceDataError(f"{path.name} line {line}: trust {row['trust']!r} is not a number") from None
+    return out
+
+
+# --------------------------------------------------------------------------- what `codascore srbench rank` reads
+
+def read_details_runs(path: Path) -> list[dict]:
+    """The per-run records of one scored submission, from the details.json its scoring wrote: each
+    instance with its id ``"<dataset>/<seed>"`` split into dataset and seed."""
+    try:
+        data = json.loads(Path(path).read_text())
+        records = []
+        for instance in data.get("instances", []):
+            dataset, seed = str(instance["id"]).rsplit("/", 1)
+            records.append({**instance, "dataset": dataset, "seed": int(seed)})
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise ReferenceDataError(f"{path}: not a details.json of an SRBench task ({type(exc).__name__}: "
+                                 f"{exc})") from None
+    if not records:
+        raise ReferenceDataError(f"{path}: no per-run instances (is it a details.json of srbench.synthetic?)")
+    return records
+
+
+def read_results_csv(path: Path):
+    """A per-run results table (algorithm, dataset, run, r2_test, simplicity, property) as a DataFrame."""
+    import pandas as pd
+
+    try:
+        return pd.read_csv(path)
+    except ValueError as exc:
+        raise ReferenceDataError(f"{path}: not a CSV table of per-run results: {exc}") from None

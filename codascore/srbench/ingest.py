@@ -1,55 +1,57 @@
-"""Code submissions (the official 2022 interface, spec §6.1): ``regressor.py`` defines ``est`` (a
-scikit-learn regressor) and ``model(est, X)`` (the fitted model as a string over X's column names).
+"""Code submissions (the official 2022 interface, docs/srbench.md#code-submissions): ``regressor.py``
+defines ``est`` (a scikit-learn regressor) and ``model(est, X)`` (the fitted model as a string over X's
+column names).
 
-The ingestion program fits a fresh clone of ``est`` on each (dataset, seed) training set in parallel
-worker processes, each fit under ``fit_time_limit`` seconds (the worker and anything it started are
-killed at the limit), and writes models.json exactly as a results submission holds it. Under
-``accuracy_source: predictions`` (input_data's task.yaml) the same job, under the same limit, also
-records ``est.predict`` on the run's test features (``test/<dataset>/<seed>.csv``, no target) in
-predictions.json, from which scoring then takes R² (the 2022 code's r2_test); with the default
-``string``, predict is never called. Worker replies are JSON, never pickle.
+The ingestion program finds regressor.py at the submission's root or in its single wrapper folder
+(sandbox.find_entry), fits a fresh clone of ``est`` on each (dataset, seed) training set in parallel worker
+processes, each fit under ``fit_time_limit`` seconds (the worker and anything it started are killed at the
+limit), and writes models.json exactly as a results submission holds it. Under ``accuracy_source:
+predictions`` (input_data's task.yaml) the same job, under the same limit, also records ``est.predict`` on
+the run's test features (``test/<dataset>/<seed>.csv``, no target) in predictions.json, from which scoring
+then takes R² (the 2022 code's r2_test); with the default ``string``, predict is never called. Worker
+replies are JSON, never pickle.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
-import sys
 from pathlib import Path
 
 from ..errors import ReferenceDataError, SubmissionError
-from . import io
+from ..sandbox import find_entry, import_participant_module
+from ..task import log
+from ..validate import is_number
+from . import files
 from .workers import Progress, run_jobs
 
-REGRESSOR_FILE = "regressor.py"
+#: The participant's module, imported once per worker process (by its entry file's path).
 _MODULES: dict = {}
 
 
-def _participant_module(submission_dir: str):
-    if submission_dir not in _MODULES:
-        spec = importlib.util.spec_from_file_location("regressor", Path(submission_dir) / REGRESSOR_FILE)
-        module = importlib.util.module_from_spec(spec)
-        sys.path.insert(0, submission_dir)  # the participant's helper modules beside regressor.py
-        spec.loader.exec_module(module)
+def _participant_module(entry: str):
+    if entry not in _MODULES:
+        module = import_participant_module(Path(entry), "regressor")
         for name in ("est", "model"):
             if not hasattr(module, name):
-                raise AttributeError(f"{REGRESSOR_FILE} defines no {name!r}")
-        _MODULES[submission_dir] = module
-    return _MODULES[submission_dir]
+                raise AttributeError(f"{files.REGRESSOR_FILE} defines no {name!r}")
+        _MODULES[entry] = module
+    return _MODULES[entry]
 
 
-def fit_one(submission_dir: str, train_csv: str, feature_names: list[str], test_csv: str | None = None) -> dict:
+def fit_one(entry: str, train_csv: str, feature_names: list[str], test_csv: str | None = None) -> dict:
     """Runs in a worker: fit a clone of est on one training set; return {"model": model(est, X) as a
-    string, "predictions": est.predict on the test features as a list of floats, or None without them}."""
+    string, "predictions": est.predict on the test features as a list of floats, or None without them}.
+    entry: regressor.py's absolute path; train_csv and test_csv absolute too (the import changes the
+    worker's working directory to the participant's folder)."""
     import copy
 
     import numpy as np
     import pandas as pd
 
-    module = _participant_module(submission_dir)
-    X, y = io.read_table(Path(train_csv), feature_names)
+    module = _participant_module(entry)
+    X, y = files.read_table(Path(train_csv), feature_names)
     frame = pd.DataFrame(X, columns=feature_names)
-    test = pd.DataFrame(io.read_features(Path(test_csv), feature_names), columns=feature_names) if test_csv else None
+    test = pd.DataFrame(files.read_features(Path(test_csv), feature_names), columns=feature_names) if test_csv else None
     try:
         from sklearn.base import clone
 
@@ -81,7 +83,7 @@ def fit_reply_problem(value, n_test: int | None) -> str | None:
         return None
     if not isinstance(predictions, list) or len(predictions) != n_test:
         return f"the worker's reply holds no list of {n_test} predictions"
-    if not all(isinstance(v, float) or (isinstance(v, int) and not isinstance(v, bool)) for v in predictions):
+    if not all(is_number(v) for v in predictions):
         return "the worker's predictions are not all numbers"
     return None
 
@@ -89,9 +91,13 @@ def fit_reply_problem(value, n_test: int | None) -> str | None:
 def ingest_models(input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
     """Fit every (dataset, seed) of input_dir/datasets.json; write output_dir/models.json, and
     predictions.json under accuracy_source: predictions."""
-    if not (submission_dir / REGRESSOR_FILE).is_file():
+    entry, warnings = find_entry(submission_dir, (files.REGRESSOR_FILE,))
+    if entry is None:
         return  # a results submission: the worker copies its files itself
-    meta = io.read_json(input_dir / "datasets.json", "input data")
+    for warning in warnings:
+        log(f"WARNING: {warning}")
+    input_dir = Path(input_dir).resolve()
+    meta = files.read_json(input_dir / files.DATASETS_FILE, "input data")
     predict = config.get("accuracy_source") == "predictions"
     jobs, keys, n_test = [], [], {}
     for dataset in meta["datasets"]:
@@ -103,8 +109,8 @@ def ingest_models(input_dir: Path, output_dir: Path, submission_dir: Path, confi
                 if not test.is_file():
                     raise ReferenceDataError(f"input data: test/{dataset['name']}/{seed}.csv is missing; "
                                              "accuracy_source: predictions needs every run's test features")
-                n_test[key] = len(io.read_features(test, list(dataset["feature_names"])))
-            jobs.append((str(submission_dir.resolve()), str(train), list(dataset["feature_names"]),
+                n_test[key] = len(files.read_features(test, list(dataset["feature_names"])))
+            jobs.append((str(entry.resolve()), str(train), list(dataset["feature_names"]),
                          str(test) if predict else None))
             keys.append(key)
     outcomes = run_jobs(fit_one, jobs, time_limit=float(config["fit_time_limit"]),
@@ -120,11 +126,11 @@ def ingest_models(input_dir: Path, output_dir: Path, submission_dir: Path, confi
         if key in n_test:
             predictions[key] = outcome.value["predictions"]
     for (dataset, seed), message in failures[:5]:
-        print(f"srbench ingestion: {dataset}/{seed} failed: {message}", file=sys.stderr)
+        log(f"srbench ingestion: {dataset}/{seed} failed: {message}")
     if not models:
         (dataset, seed), message = failures[0]
-        raise SubmissionError([f"{REGRESSOR_FILE}: every fit failed; the first ({dataset}/{seed}):",
+        raise SubmissionError([f"{files.REGRESSOR_FILE}: every fit failed; the first ({dataset}/{seed}):",
                                *message.splitlines()])
-    io.write_models(output_dir, models)
+    files.write_models(output_dir, models)
     if predictions:
-        io.write_predictions(output_dir, predictions)
+        files.write_predictions(output_dir, predictions)
