@@ -155,7 +155,7 @@ def _check_evidence(model: Model, evidence) -> dict[int, int]:
 
 def log10_partition(model: Model, evidence: dict[int, int] | None = None,
                     max_table_size: int = DEFAULT_MAX_TABLE_SIZE) -> float:
-    """Exact log10 Z(e) = log10 sum_{x'} prod_f f(x', e) by bucket elimination (spec/uai.md section 5).
+    """Exact log10 Z(e) = log10 sum_{x'} prod_f f(x', e) by bucket elimination (docs/uai.md#tasks).
 
     Returns -inf when Z(e) = 0. Raises TableTooLarge when the min-fill order needs a table larger than
     max_table_size entries.
@@ -295,7 +295,7 @@ def mmap(model: Model, query, evidence: dict[int, int] | None = None,
 def log10_mmap_value(model: Model, answer: dict[int, int], evidence: dict[int, int] | None = None,
                      max_table_size: int = DEFAULT_MAX_TABLE_SIZE) -> float:
     """log10 V(q) = log10 sum_{x_S} prod_f f(q, x_S, e): the partition function with the query
-    assignment clamped as extra evidence (spec 6.2)."""
+    assignment clamped as extra evidence (docs/uai.md#mmap-value)."""
     clamped = dict(evidence or {})
     for v, x in answer.items():
         if v in clamped and clamped[v] != x:

@@ -23,7 +23,7 @@ from ..errors import FormatError
 class Model:
     """A discrete graphical model: L(x) = prod_f tables[f][x[scopes[f]]].
 
-    kind:   "MARKOV" or "BAYES" (evaluated identically, spec 1).
+    kind:   "MARKOV" or "BAYES" (evaluated identically, docs/uai.md#model-files).
     cards:  int64 array of the N domain sizes.
     scopes: one tuple of variable indices per factor, in file order.
     tables: one float64 array per factor, shaped by its scope's cardinalities (last variable fastest).
@@ -118,7 +118,7 @@ def _read_text(path: Path) -> str:
 
 
 def parse_model(text: str, source: str = "model.uai") -> Model:
-    """Parse the text of a ``.uai`` file (spec 1). Raises FormatError naming source, line and token."""
+    """Parse the text of a ``.uai`` file (docs/uai.md#model-files). Raises FormatError naming source, line and token."""
     tok = _Tokens(text, source)
     if not tok.tokens:
         raise FormatError(f"{source}: empty file, expected MARKOV or BAYES")
@@ -177,7 +177,7 @@ def read_model(path) -> Model:
     """Read a ``.uai`` model file (MARKOV or BAYES; ``c`` comment lines; any whitespace).
 
     The token stream is ``TYPE N d_0..d_{N-1} M`` then M scopes ``k v_1..v_k`` then M tables
-    ``count x_1..x_count`` with the last scope variable changing fastest (spec/uai.md section 1).
+    ``count x_1..x_count`` with the last scope variable changing fastest (docs/uai.md#model-files).
     """
     path = Path(path)
     return parse_model(_read_text(path), path.name)
@@ -209,7 +209,7 @@ def _int_tokens(tok: _Tokens) -> list[int]:
 
 
 def parse_evidence(text: str, source: str = "model.uai.evid", model: Model | None = None) -> dict[int, int]:
-    """Parse an evidence file in any of the three variants of spec 2 ({} for an empty file or ``0``).
+    """Parse an evidence file in any of the three variants of docs/uai.md#evidence-files ({} for an empty file or ``0``).
 
     Single sample ``k v1 x1 ... vk xk`` (2014+; identical to the pre-2010 ``k`` then k lines ``v x``) or
     the 2010 form ``1 k v1 x1 ...``. With ``model``, variables and values are checked against it.
@@ -254,7 +254,7 @@ def format_evidence(evidence: dict[int, int]) -> str:
 
 def parse_query(text: str, source: str = "model.uai.query", model: Model | None = None,
                 evidence: dict[int, int] | None = None) -> list[int]:
-    """Parse a ``.query`` file ``q i1 ... iq`` (spec 3): distinct variables, none of them observed."""
+    """Parse a ``.query`` file ``q i1 ... iq`` (docs/uai.md#query-files): distinct variables, none of them observed."""
     tok = _Tokens(text, source, comments=False)
     t = _int_tokens(tok)
     if not t:
@@ -288,7 +288,7 @@ def format_pairs(answer: dict[int, int]) -> str:
     return " ".join(str(int(x)) for x in [len(answer)] + [y for v in sorted(answer) for y in (v, answer[v])])
 
 # ----------------------------------------------------------------------------------------------
-# MLC .data / .test files (spec 8.1)
+# MLC .data / .test files (docs/uai.md#mlc-data-and-test-files)
 
 
 @dataclasses.dataclass

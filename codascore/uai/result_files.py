@@ -156,7 +156,7 @@ def _pairs(values: list[int], line_of: list[int], model: Model, what: str) -> di
 
 def parse_mpe_tokens(tokens: list[str], line_of: list[int], model: Model,
                      evidence: dict[int, int]) -> np.ndarray:
-    """A full assignment from ``n v_0..v_{n-1}`` (n = N) or ``n`` (variable, value) pairs (spec 4.2)."""
+    """A full assignment from ``n v_0..v_{n-1}`` (n = N) or ``n`` (variable, value) pairs (docs/uai.md#mpe-answers)."""
     values = _ints(tokens, line_of, "MPE solution")
     n_model = model.n_vars
     for drop in (0, 1):

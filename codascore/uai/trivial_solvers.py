@@ -1,4 +1,4 @@
-"""The product's trivial solvers (spec/uai.md section 7): the answers that define MaxErr.
+"""The project's trivial solvers (docs/uai.md#trivial-answers): the answers that define MaxErr.
 
 They are deterministic, always valid (finite likelihood), and computed offline by the reference builder,
 which stores them in the reference data; the scorer only reads the stored values.
@@ -33,7 +33,7 @@ DEFAULT_IBOUND = 2
 
 
 def closed_form_pr_bound(model: Model, evidence: dict[int, int] | None = None) -> float:
-    """sum_f log10(max of f over entries consistent with e) + sum_{i unobserved} log10 d_i (spec 7)."""
+    """sum_f log10(max of f over entries consistent with e) + sum_{i unobserved} log10 d_i (docs/uai.md#pr-trivial-bound)."""
     factors, constant = reduce_evidence(model, evidence)
     free = [v for v in range(model.n_vars) if v not in (evidence or {})]
     # reduce_evidence normalises every factor to max 1 and moves its max into ``constant``.
@@ -126,7 +126,7 @@ def unary_argmax(model: Model, variables, evidence: dict[int, int] | None = None
 
 
 def trivial_mpe(model: Model, evidence: dict[int, int] | None = None, max_sweeps: int = 50) -> np.ndarray:
-    """The trivial MPE answer (spec 7): unary argmax, then ICM sweeps while L = 0.
+    """The trivial MPE answer (docs/uai.md#mpe-trivial-answer): unary argmax, then ICM sweeps while L = 0.
 
     Raises TrivialAnswerError when the likelihood stays 0.
     """
