@@ -30,6 +30,7 @@ PROJECT_FILES = ("scoring_program", "ingestion_program", "competitions", "pages"
 
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "golden(file, key): run once per case of tests/data/FILE[KEY]")
+    config.addinivalue_line("markers", "bundle: builds the real bundles (left out of make test-pinned)")
 
 
 def golden_cases(file: str, key: str) -> list:

@@ -11,7 +11,9 @@ once with the project's. Exit codes and scores must agree, and each sample must 
 says. A sample whose inputs (programs, reference and input data, the sample itself) are byte-identical to
 one already run, as the suite zip's are to the family zips', is listed and not run again. Vendored packages
 a task's family does not use (the suite's scoring program carries h5py for Ariel beside SRBench's sympy)
-are left out of that comparison. Exit 0 when everything agrees, 1 otherwise.
+are left out of that comparison. No valid starting-kit sample may reach what only the answers reach (the
+checker's rule 30: a documented bound, or the score of the task's perfect submission written from the zip's
+reference data). Exit 0 when everything agrees, 1 otherwise.
 """
 
 from __future__ import annotations
@@ -33,10 +35,11 @@ from pathlib import Path
 import yaml
 
 from codascore import bundle, runner, wheels, zips
-from codascore.checker import samples_of
+from codascore.checker import BundleChecker, samples_of
+from codascore.checker.runs import answers_only_scores, check_maximum
 from codascore.cli import main as cli_main
 from codascore.codabench import VENDOR_DIR, VENDOR_PYTHON
-from codascore.competition import task_name_of
+from codascore.competition import read_competition, task_name_of
 from codascore.registry import get_task
 
 #: Modules the stock image must not have: what the program folders carry, and the project itself.
@@ -224,6 +227,28 @@ def run_all(samples: list[Sample], python: str, work: Path, jobs: int) -> None:
             future.result()
 
 
+def answers_only_findings(samples: list[Sample], work: Path) -> list[str]:
+    """Rule 30 over every valid sample that ran: what it scored in the image's environment against its
+    task's maximum in its own zip (codascore.checker.runs, the same functions as check --run)."""
+    problems: list[str] = []
+    for bundle_name in dict.fromkeys(s.bundle for s in samples if s.same_as is None):
+        ran = [s for s in samples if s.bundle == bundle_name and s.same_as is None and s.image.scored]
+        if not ran:
+            continue
+        root = ran[0].root
+        checker = BundleChecker(root, read_competition(root / "competition.yaml"), from_zip=True,
+                                image=bundle.DOCKER_IMAGE)
+        checker.run_static()  # resolves each task's index and reference folder
+        indexes = {name: index for index, name in checker.task_names.items()}
+        for task in dict.fromkeys(s.task for s in ran):
+            maxima = answers_only_scores(checker, indexes[task], task, work / "maxima" / bundle_name,
+                                         progress=print)
+            for sample in (s for s in ran if s.task == task):
+                check_maximum(checker, sample.label, task, sample.path.name, sample.image.scores, maxima)
+        problems += [str(f) for f in checker.findings if f.rule == 30]
+    return problems
+
+
 def same_scores(a: dict, b: dict) -> bool:
     """Equal keys and values; values may differ only in the last bits (the project's environment has
     newer numpy, scipy and pandas than the image)."""
@@ -297,9 +322,10 @@ def main(argv: list[str] | None = None) -> int:
         run_all(samples, python, work, args.jobs)
         table, failures = listing(samples)
         print("\n" + table)
+        problems += answers_only_findings(samples, work)
         print(f"\nimage interpreter: {python}; packages: {', '.join(packages)}")
         for problem in problems:
-            print(f"FAILED probe: {problem}")
+            print(f"FAILED: {problem}")
         failed = failures + len(problems)
         print(f"{'FAILED' if failed else 'OK'}: {len(samples)} samples listed, {len(unique)} run under both "
               f"interpreters, {failed} failing; {time.perf_counter() - started:.0f} s")
