@@ -132,7 +132,9 @@ def meets(ratio: float | None, lower_bound: bool = False) -> str:
 
 def main() -> None:
     sys.path.insert(0, str(REPO))
-    from codascore.uai import engine, formats, log10_likelihood
+    from codascore.uai import bucket_elimination as engine
+    from codascore.uai import files, log10_likelihood
+    from codascore.uai.contraction import DEFAULT_MAX_TABLE_SIZE
 
     if not CORPUS.is_dir():
         print(f"shared corpus not found ({CORPUS.name}); nothing to benchmark")
@@ -145,8 +147,8 @@ def main() -> None:
         print("pgmpy not installed (.venv/bin/pip install pgmpy): pgmpy columns are n/a")
 
     largest = max(CORPUS.glob("*/*.uai"), key=lambda p: p.stat().st_size)
-    parse = median_time(lambda: formats.read_model(largest), repeat=3, warmup=0)
-    model = formats.read_model(largest)
+    parse = median_time(lambda: files.read_model(largest), repeat=3, warmup=0)
+    model = files.read_model(largest)
     batch = np.random.default_rng(0).integers(0, model.cards, size=(100, model.n_vars))
     like = median_time(lambda: log10_likelihood(model, batch[0]), repeat=5, warmup=0)
     like_batch = median_time(lambda: log10_likelihood(model, batch), repeat=5, warmup=0)
@@ -166,8 +168,8 @@ def main() -> None:
                    key=lambda n: (n not in PGMPY_INSTANCES, n))  # the pgmpy comparisons first
     for name in names:
         folder = "MAR" if (CORPUS / "MAR" / f"{name}.uai").exists() else "PR"
-        m = formats.read_model(CORPUS / folder / f"{name}.uai")
-        ev = formats.read_evidence(CORPUS / folder / f"{name}.uai.evid", m)
+        m = files.read_model(CORPUS / folder / f"{name}.uai")
+        ev = files.read_evidence(CORPUS / folder / f"{name}.uai.evid", m)
         try:
             width = engine.induced_width(m, ev, max_width=20)
         except WidthExceeded:
@@ -185,7 +187,7 @@ def main() -> None:
 
             def without_ordering():
                 factors, _, _, _ = engine._reduce(m, ev, peel=True)
-                engine._eliminate(m, factors, core_order, lambda v: "sum", engine.DEFAULT_MAX_TABLE_SIZE)
+                engine._eliminate(m, factors, core_order, lambda v: "sum", DEFAULT_MAX_TABLE_SIZE)
 
             ours_same = best_time(without_ordering, repeat=5)
             limit_hit = p_default == math.inf

@@ -29,7 +29,7 @@ GENERATION_MODULES = (
     "weak_lensing/broken_model.py",
     "ariel/generate.py", "ariel/ensemble_sampler.py",
     "srbench/generate.py", "srbench/datasets.py", "srbench/baselines.py",
-    "uai/generate.py", "uai/trivial.py", "uai/lbp_solver.py",
+    "uai/generate.py", "uai/trivial_solvers.py", "uai/lbp_solver.py",
 )
 
 

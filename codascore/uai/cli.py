@@ -7,8 +7,9 @@ Reference data from a folder of models is the core verb: ``codascore reference u
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
+
+from .tasks import update_best
 
 
 def register(subparsers) -> None:
@@ -23,13 +24,7 @@ def register(subparsers) -> None:
 
 
 def cmd_update_best(args) -> int:
-    from .tasks import update_best
-
-    try:
-        changes = update_best(Path(args.ref_dir), [Path(p) for p in args.details])
-    except (OSError, ValueError) as exc:
-        print(f"ERROR: {exc}", file=sys.stderr)
-        return 2
+    changes = update_best(Path(args.ref_dir), [Path(p) for p in args.details])
     for line in changes:
         print(line)
     print(f"{len(changes)} best answer(s) updated")

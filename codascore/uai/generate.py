@@ -21,9 +21,9 @@ import numpy as np
 
 from .. import seeds
 from ..errors import TrivialAnswerError
-from . import engine, formats, metrics, trivial
-from .formats import Model
-from .tasks import dump_reference
+from . import bucket_elimination, files, metrics, result_files, trivial_solvers
+from .contraction import DEFAULT_MAX_TABLE_SIZE
+from .files import Model, dump_reference
 
 #: The demo's public seed (a bundle's instances come from the private master seed).
 SEED = 20220801
@@ -38,8 +38,8 @@ class Spec:
     model: Model
     evidence: dict[int, int]
     query: list[int] | None = None
-    mlc_train: formats.MLCData | None = None
-    mlc_test: formats.MLCData | None = None
+    mlc_train: files.MLCData | None = None
+    mlc_test: files.MLCData | None = None
 
 
 # ----------------------------------------------------------------------------------------------
@@ -136,14 +136,14 @@ def mlc_network(rng: np.random.Generator, name: str, n_train: int = 200, n_test:
     model = random_bn(13, 3, 2, rng, name)
     e_vars, h_vars, q_vars = list(range(6)), [6, 7, 8], [9, 10, 11, 12]
     samples = forward_sample(model, rng, n_train + n_test)
-    train = formats.MLCData(e_vars, q_vars, h_vars, [], [], [])
+    train = files.MLCData(e_vars, q_vars, h_vars, [], [], [])
     for row in samples[:n_train]:
         ev = {v: int(row[v]) for v in e_vars}
         qv = {v: int(row[v]) for v in q_vars}
         train.evidence.append(ev)
         train.query.append(qv)
-        train.weights.append(engine.log10_mmap_value(model, qv, ev))
-    test = formats.MLCData(e_vars, q_vars, h_vars, [{v: int(row[v]) for v in e_vars} for row in samples[n_train:]])
+        train.weights.append(bucket_elimination.log10_mmap_value(model, qv, ev))
+    test = files.MLCData(e_vars, q_vars, h_vars, [{v: int(row[v]) for v in e_vars} for row in samples[n_train:]])
     return Spec(name, "mlc", model, {}, q_vars, train, test)
 
 
@@ -191,8 +191,8 @@ def build_reference(task, specs: list[Spec], ref_dir: Path, config: dict,
     if models_dir.exists():
         shutil.rmtree(models_dir)
     models_dir.mkdir(parents=True)
-    limit = int(config.get("max_table_size", engine.DEFAULT_MAX_TABLE_SIZE))
-    ibound = int(config.get("trivial_ibound", trivial.DEFAULT_IBOUND))
+    limit = int(config.get("max_table_size", DEFAULT_MAX_TABLE_SIZE))
+    ibound = int(config.get("trivial_ibound", trivial_solvers.DEFAULT_IBOUND))
     records = []
     for k, spec in enumerate(specs, 1):
         progress(f"[{k}/{len(specs)}] {task.name} {spec.id}: {spec.model.n_vars} variables, "
@@ -202,63 +202,56 @@ def build_reference(task, specs: list[Spec], ref_dir: Path, config: dict,
         records.append(record)
     public = [{k: v for k, v in r.items() if not k.startswith("answer_")} for r in records]
     (ref_dir / "reference.json").write_text(dump_reference(task.name, public))
-    write_task_yaml(ref_dir, task, config)
+    task.write_task_yaml(ref_dir, config)
     return records
 
 
-def write_task_yaml(folder: Path, task, config: dict) -> None:
-    import yaml
-
-    content = {"task": task.name, **{k: config[k] for k in sorted(task.defaults)}}
-    (Path(folder) / "task.yaml").write_text(yaml.safe_dump(content, sort_keys=False))
-
-
 def _write_instance(models_dir: Path, spec: Spec) -> None:
-    (models_dir / f"{spec.id}.uai").write_text(formats.format_model(spec.model))
-    (models_dir / f"{spec.id}.uai.evid").write_text(formats.format_evidence(spec.evidence))
+    (models_dir / f"{spec.id}.uai").write_text(files.format_model(spec.model))
+    (models_dir / f"{spec.id}.uai.evid").write_text(files.format_evidence(spec.evidence))
     if spec.query is not None and spec.mlc_test is None:
-        (models_dir / f"{spec.id}.uai.query").write_text(formats.format_query(spec.query))
+        (models_dir / f"{spec.id}.uai.query").write_text(files.format_query(spec.query))
     if spec.mlc_train is not None:
-        (models_dir / f"{spec.id}.uai.data").write_text(formats.format_mlc_data(spec.mlc_train, spec.model.n_vars))
-        (models_dir / f"{spec.id}.uai.test").write_text(formats.format_mlc_data(spec.mlc_test, spec.model.n_vars))
+        (models_dir / f"{spec.id}.uai.data").write_text(files.format_mlc_data(spec.mlc_train, spec.model.n_vars))
+        (models_dir / f"{spec.id}.uai.test").write_text(files.format_mlc_data(spec.mlc_test, spec.model.n_vars))
 
 
 def _solve(kind: str, spec: Spec, limit: int, ibound: int) -> dict:
     model, ev = spec.model, spec.evidence
-    width = engine.induced_width(model, ev)
+    width = bucket_elimination.induced_width(model, ev)
     out: dict = {"width": width}
     if kind == "PR":
-        z = engine.log10_partition(model, ev, limit)
-        triv = trivial.trivial_pr(model, ev, ibound)
+        z = bucket_elimination.log10_partition(model, ev, limit)
+        triv = trivial_solvers.trivial_pr(model, ev, ibound)
         if not (math.isfinite(z) and math.isfinite(triv)):
             raise TrivialAnswerError(f"{spec.id}: Z = 0 or an infinite trivial bound")
         out.update(log10_z=z, trivial_log10_z=triv, trivial_error=abs(z - triv), answer_exact=z)
     elif kind == "MAR":
-        z, marg = engine.partition_and_marginals(model, ev, limit)
-        uniform = trivial.trivial_mar(model, ev)
+        z, marg = bucket_elimination.partition_and_marginals(model, ev, limit)
+        uniform = trivial_solvers.trivial_mar(model, ev)
         out.update(marginals=[[float(x) for x in p] for p in marg],
                    trivial_error=metrics.mean_hellinger(marg, uniform, ev), answer_exact=marg)
     elif kind == "MPE":
-        best, x = engine.mpe(model, ev, limit)
-        tx = trivial.trivial_mpe(model, ev)
+        best, x = bucket_elimination.mpe(model, ev, limit)
+        tx = trivial_solvers.trivial_mpe(model, ev)
         tv = metrics.log10_likelihood(model, tx, ev)
         out.update(best_log10=best, best_assignment=[int(v) for v in x], trivial_log10=tv,
                    trivial_assignment=[int(v) for v in tx], trivial_error=best - tv, answer_exact=x,
                    answer_trivial=tx)
     elif kind == "MMAP":
-        best, answer = engine.mmap(model, spec.query, ev, limit)
-        ta = trivial.trivial_mmap(model, spec.query, ev)
-        tv = engine.log10_mmap_value(model, ta, ev, limit)
+        best, answer = bucket_elimination.mmap(model, spec.query, ev, limit)
+        ta = trivial_solvers.trivial_mmap(model, spec.query, ev)
+        tv = bucket_elimination.log10_mmap_value(model, ta, ev, limit)
         out.update(best_log10=best, best_answer={str(k): v for k, v in sorted(answer.items())},
                    trivial_log10=tv, trivial_answer={str(k): v for k, v in sorted(ta.items())},
                    trivial_error=best - tv, answer_exact=answer, answer_trivial=ta)
     elif kind == "MLC":
         tests = spec.mlc_test.evidence
-        triv = trivial.trivial_mlc(model, spec.mlc_test.query_vars, spec.mlc_train.query, tests)
+        triv = trivial_solvers.trivial_mlc(model, spec.mlc_test.query_vars, spec.mlc_train.query, tests)
         lines, exact = [], []
         for ev_line, ta in zip(tests, triv):
-            opt, answer = engine.mmap(model, spec.mlc_test.query_vars, ev_line, limit)
-            tv = engine.log10_mmap_value(model, ta, ev_line, limit)
+            opt, answer = bucket_elimination.mmap(model, spec.mlc_test.query_vars, ev_line, limit)
+            tv = bucket_elimination.log10_mmap_value(model, ta, ev_line, limit)
             lines.append({"optimum_log10": opt, "trivial_log10": tv, "trivial_error": opt - tv})
             exact.append(answer)
         out.update(lines=lines, answer_exact=exact, answer_trivial=triv)
@@ -270,15 +263,15 @@ def _solve(kind: str, spec: Spec, limit: int, ibound: int) -> dict:
 
 
 def _answer_text(kind: str, answer) -> str:
-    return {"PR": formats.format_pr, "MAR": formats.format_mar, "MPE": formats.format_mpe,
-            "MMAP": formats.format_mmap, "MLC": formats.format_mlc}[kind](answer)
+    return {"PR": result_files.format_pr, "MAR": result_files.format_mar, "MPE": result_files.format_mpe,
+            "MMAP": result_files.format_mmap, "MLC": result_files.format_mlc}[kind](answer)
 
 
 def _trivial_answer(kind: str, spec: Spec, record: dict):
     if kind == "PR":
         return record["trivial_log10_z"]
     if kind == "MAR":
-        return trivial.trivial_mar(spec.model, spec.evidence)
+        return trivial_solvers.trivial_mar(spec.model, spec.evidence)
     return record["answer_trivial"]
 
 
@@ -289,7 +282,7 @@ def _perturbed_answer(kind: str, spec: Spec, record: dict):
         return exact + 0.3 * (record["trivial_log10_z"] - exact)
     if kind == "MAR":
         return [0.6 * np.asarray(p) + 0.4 * np.asarray(u) for p, u in
-                zip(exact, trivial.trivial_mar(spec.model, spec.evidence))]
+                zip(exact, trivial_solvers.trivial_mar(spec.model, spec.evidence))]
     if kind == "MPE":
         # Change the first free variable whose change keeps a non-zero likelihood.
         for v in range(spec.model.n_vars):
@@ -328,7 +321,7 @@ def _evidence_mismatch(spec: Spec, record: dict) -> str | None:
     x = np.array(record["answer_trivial"])
     v = min(spec.evidence)
     x[v] = (x[v] + 1) % spec.model.cards[v]
-    return formats.format_mpe(x)
+    return result_files.format_mpe(x)
 
 
 def write_samples(task, specs: list[Spec], records: list[dict], samples_dir: Path, ref_dir: Path,
@@ -372,7 +365,7 @@ def generate_task(task, root: Path, config: dict, progress: Callable[[str], None
         shutil.rmtree(input_dir)
     input_dir.mkdir(parents=True)
     shutil.copytree(ref_dir / "models", input_dir / "models")
-    write_task_yaml(input_dir, task, config)
+    task.write_task_yaml(input_dir, config)
     write_samples(task, specs, records, root / "sample_submissions" / task.name, ref_dir, config)
     progress(f"{task.name}: {len(specs)} instances, samples in {root / 'sample_submissions' / task.name}")
 
@@ -382,18 +375,18 @@ def specs_from_dir(task, models_dir: Path) -> list[Spec]:
     ``.test``) files, for ``codascore reference uai.<task> MODELS_DIR OUT``."""
     specs = []
     for path in sorted(Path(models_dir).glob("*.uai")):
-        model = formats.read_model(path)
+        model = files.read_model(path)
         evid = path.with_name(path.name + ".evid")
-        evidence = formats.read_evidence(evid, model) if evid.exists() else {}
+        evidence = files.read_evidence(evid, model) if evid.exists() else {}
         name = path.name[:-4]
         family = re.match(r"[A-Za-z]*", name).group(0).lower() or name  # Grids_29 -> grids, grid5x5_1 -> grid
         spec = Spec(name, family, model, evidence)
         if task.kind == "MMAP":
-            spec.query = formats.read_query(path.with_name(path.name + ".query"), model, evidence)
+            spec.query = files.read_query(path.with_name(path.name + ".query"), model, evidence)
         if task.kind == "MLC":
-            spec.mlc_train = formats.parse_mlc_data(path.with_name(path.name + ".data").read_text(),
+            spec.mlc_train = files.parse_mlc_data(path.with_name(path.name + ".data").read_text(),
                                                     path.name + ".data", model, with_labels=True)
-            spec.mlc_test = formats.parse_mlc_data(path.with_name(path.name + ".test").read_text(),
+            spec.mlc_test = files.parse_mlc_data(path.with_name(path.name + ".test").read_text(),
                                                    path.name + ".test", model, with_labels=False)
             spec.query = spec.mlc_test.query_vars
         specs.append(spec)

@@ -1,7 +1,8 @@
-"""Pure metrics of the UAI 2022 inference track (numpy in, float out; spec/uai.md section 6).
+"""Pure metrics of the UAI 2022 inference track (numpy in, float out; docs/uai.md#scoring).
 
 Source: UAI 2022 competition, evaluation criteria page (uaicompetition/uci-2022,
-``_pages/root/results/evaluation-criteria.md``) and the rules of spec/uai.md section 6.4.
+``_pages/root/results/evaluation-criteria.md``), and the project's rules for the cases that page leaves
+open (docs/uai.md#tolerance-and-exact-trivial-answers, docs/uai.md#zero-likelihood).
 """
 
 from __future__ import annotations
@@ -10,17 +11,15 @@ import math
 
 import numpy as np
 
-from .formats import Model
+from .files import Model
 
-#: Tolerance for "MaxErr is about 0" (spec 6.4): log10 units for PR/MPE/MMAP/MLC, Hellinger for MAR.
+#: Tolerance for "MaxErr is about 0" (docs/uai.md#tolerance-and-exact-trivial-answers): log10 units for PR/MPE/MMAP/MLC, Hellinger for MAR.
 DEFAULT_TOLERANCE = 1e-6
 
 
 def _likelihood_index(model: Model):
-    """Flat log10 table of all factors, offsets, padded scopes and strides (cached on the model)."""
-    cached = getattr(model, "_likelihood_index", None)
-    if cached is not None:
-        return cached
+    """Flat log10 table of all factors, offsets, padded scopes and strides: one gather then evaluates
+    every factor of many assignments at once."""
     arity = max((len(s) for s in model.scopes), default=0)
     m = model.n_factors
     scopes = np.zeros((m, max(arity, 1)), dtype=np.int64)
@@ -36,13 +35,11 @@ def _likelihood_index(model: Model):
     flat = np.concatenate([t.ravel() for t in model.tables]) if m else np.zeros(0)
     with np.errstate(divide="ignore"):
         log_flat = np.log10(flat)
-    cached = (log_flat, offsets, scopes, strides)
-    object.__setattr__(model, "_likelihood_index", cached)
-    return cached
+    return log_flat, offsets, scopes, strides
 
 
 def log10_likelihood(model: Model, assignment, evidence: dict[int, int] | None = None) -> float | np.ndarray:
-    """log10 L(x) = sum_f log10 f(x_scope(f)) of full assignments (spec 6.2).
+    """log10 L(x) = sum_f log10 f(x_scope(f)) of full assignments (docs/uai.md#likelihood-of-an-assignment).
 
     Raw table entries, no normalisation; -inf when an entry is 0. ``assignment`` holds one value per
     variable (shape (N,)), or one assignment per row (shape (K, N), returns K values). With ``evidence``,
@@ -73,8 +70,9 @@ def log10_likelihood(model: Model, assignment, evidence: dict[int, int] | None =
 def hellinger(p, q) -> float:
     """Hellinger distance H(p, q) = sqrt(max(0, 1 - sum_k sqrt(p_k q_k))) of two distributions.
 
-    Both are renormalised to sum 1 (spec 4.2); entries must be finite and >= 0 with a positive sum.
-    H lies in [0, 1] (spec 6.2; the standard definition linked by the 2022 criteria page).
+    Both are renormalised to sum 1 (docs/uai.md#mar-answers); entries must be finite and >= 0 with a positive sum.
+    H lies in [0, 1] (docs/uai.md#hellinger-distance; the standard definition linked by the 2022 criteria
+    page).
     """
     p = _distribution(p, "p")
     q = _distribution(q, "q")
@@ -97,8 +95,8 @@ def _distribution(p, name: str) -> np.ndarray:
 
 
 def mean_hellinger(truth: list, answer: list, observed=()) -> float:
-    """MAR error HErr = (1/N_u) sum_{i unobserved} H(P*_i, P^_i) (spec 6.1); 0 when every variable is
-    observed."""
+    """MAR error HErr = (1/N_u) sum_{i unobserved} H(P*_i, P^_i) (docs/uai.md#errors-of-each-task); 0 when every
+    variable is observed."""
     if len(truth) != len(answer):
         raise ValueError(f"answer: {len(answer)} marginals for {len(truth)} variables")
     observed = set(observed)
@@ -107,11 +105,11 @@ def mean_hellinger(truth: list, answer: list, observed=()) -> float:
 
 
 def instance_score(err: float, max_err: float, tolerance: float = DEFAULT_TOLERANCE) -> float:
-    """Score = max(0, 100 (1 - Err / MaxErr)) of one instance (2022 criteria page; spec 6.1, 6.4).
+    """Score = max(0, 100 (1 - Err / MaxErr)) of one instance (2022 criteria page; docs/uai.md#instance-score).
 
     Err is the answer's error, MaxErr the trivial answer's; Err = +inf (zero likelihood) scores 0.
     Err <= tolerance scores 100 (rounding); MaxErr <= tolerance (the trivial answer is already exact)
-    with Err > tolerance scores 0 (spec 6.4).
+    with Err > tolerance scores 0 (docs/uai.md#tolerance-and-exact-trivial-answers).
     """
     err = float(err)
     max_err = float(max_err)
@@ -129,7 +127,8 @@ def instance_score(err: float, max_err: float, tolerance: float = DEFAULT_TOLERA
 
 
 def pr_error(truth: float, answer: float) -> float:
-    """PR error |log10 Z* - log10 Z^| (spec 6.1); +inf when exactly one of them is -inf."""
+    """PR error |log10 Z* - log10 Z^| (docs/uai.md#errors-of-each-task); +inf when exactly one of
+    them is -inf."""
     truth, answer = float(truth), float(answer)
     if math.isnan(truth) or math.isnan(answer) or truth == math.inf or answer == math.inf:
         raise ValueError(f"log10 Z values must be finite or -inf, got truth={truth}, answer={answer}")
@@ -139,7 +138,8 @@ def pr_error(truth: float, answer: float) -> float:
 
 
 def gap_error(best: float, value: float) -> float:
-    """MPE/MMAP/MLC error log10 V(best) - log10 V(answer), clamped at 0 (spec 6.1, 6.4); +inf for V = 0."""
+    """MPE/MMAP/MLC error log10 V(best) - log10 V(answer), clamped at 0 (docs/uai.md#errors-of-each-task,
+    docs/uai.md#better-than-the-best-known-answer); +inf for V = 0."""
     best, value = float(best), float(value)
     if not math.isfinite(best):
         raise ValueError(f"best must be finite, got {best}")
@@ -148,3 +148,16 @@ def gap_error(best: float, value: float) -> float:
     if value == -math.inf:
         return math.inf
     return max(0.0, best - value)
+
+
+def mlc_instance_score(line_errors, line_max_errors, tolerance: float = DEFAULT_TOLERANCE) -> float:
+    """MLC instance score = (1/T) sum_t Score(Err_t, MaxErr_t): the mean over the T test lines of the
+    per-instance rule applied to each line (docs/uai.md#mlc-instance-score).
+
+    Err_t = log10 V(q*_t | e_t) - log10 V(q^_t | e_t) against the line's optimum, MaxErr_t the trivial
+    answer's; an unreadable or zero-likelihood line has Err_t = +inf and scores 0.
+    """
+    if len(line_errors) != len(line_max_errors) or not line_errors:
+        raise ValueError(f"expected one Err per MaxErr and at least one line, got {len(line_errors)} and "
+                         f"{len(line_max_errors)}")
+    return float(np.mean([instance_score(e, m, tolerance) for e, m in zip(line_errors, line_max_errors)]))

@@ -4,8 +4,9 @@ uai.mmap and uai.mlc.
 Reference data (``ref/``): ``task.yaml``, ``reference.json`` (per instance: files, family, truth or best
 known answer, the trivial answer and its error) and ``models/`` (``<id>.uai``, ``.evid``, ``.query``,
 MLC ``.data``/``.test``). A result submission holds ``<id>.uai.<TASK>`` per instance at its root
-(spec/uai.md 8.3). Per instance Score = max(0, 100 (1 - Err / MaxErr)); the task score is the mean
-over all reference instances, a missing or invalid answer counting 0 with its reason recorded.
+(docs/uai.md#result-files). Per instance Score = max(0, 100 (1 - Err / MaxErr)); the task score is the
+mean over all reference instances, a missing or invalid answer counting 0 with its reason recorded
+(docs/uai.md#scoring).
 """
 
 from __future__ import annotations
@@ -18,24 +19,28 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import AnswerError, FormatError, ReferenceDataError, TableTooLarge, TrivialAnswerError
+from ..errors import (AnswerError, FormatError, ReferenceDataError, TableTooLarge, TrivialAnswerError,
+                      UsageError)
 from ..task import Result, Section, Task
-from ..validate import Problems
-from . import engine, formats, metrics
-
-#: Result files larger than this are not read (an answer of any real instance is far smaller).
-MAX_RESULT_BYTES = 64 * 1024**2
+from ..validate import Problems, is_finite_number
+from . import files, metrics, result_files
+from .bucket_elimination import log10_mmap_value, mmap
+from .report import report_sections
 
 
 @dataclasses.dataclass
 class Instance:
+    """One reference instance as load_reference reads it; score() only reads it."""
+
     id: str
     family: str
-    model: formats.Model
+    model: files.Model
     evidence: dict[int, int]
-    record: dict                      # the instance's entry of reference.json
+    record: dict                      # the instance's entry of reference.json, as read
     query: list[int] | None = None
-    test: formats.MLCData | None = None
+    test: files.MLCData | None = None
+    max_error: float | None = None    # MaxErr where it does not depend on the answer (PR, MAR)
+    truth: list[np.ndarray] | None = None  # MAR: the exact marginals as arrays
 
 
 @dataclasses.dataclass
@@ -48,15 +53,36 @@ class Answer:
     warnings: list[str] = dataclasses.field(default_factory=list)
 
 
+@dataclasses.dataclass
+class Grade:
+    """What one valid answer scores: its instance score, Err and MaxErr (None where the task has no single
+    pair, MLC), the task's own record fields, a better-than-best answer, and the (MaxErr, Err) points of
+    the report's figure (one per MLC test line)."""
+
+    score: float
+    error: float | None = None
+    max_error: float | None = None
+    fields: dict = dataclasses.field(default_factory=dict)
+    new_best: dict | None = None
+    points: list[tuple[float, float]] = dataclasses.field(default_factory=list)
+
+
 def _finite(record: dict, key: str, where: str) -> float:
     value = record.get(key)
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
+    if not is_finite_number(value):
         raise ReferenceDataError(f"{where}: {key} must be a finite number, got {value!r}")
     return float(value)
 
 
+def _gap_grade(err: float, max_err: float, tolerance: float) -> Grade:
+    """The Grade of an answer with one Err and MaxErr (every task but MLC)."""
+    score = metrics.instance_score(err, max_err, tolerance)
+    points = [(max_err, err)] if math.isfinite(err) else []
+    return Grade(score, err if math.isfinite(err) else None, max_err, points=points)
+
+
 class UAITask(Task):
-    """Shared reading, validation, scoring and report of the UAI tasks; subclasses define the error."""
+    """Shared reading, validation and scoring of the UAI tasks; subclasses define the answer and its grade."""
 
     kind = ""                     # PR, MAR, MPE, MMAP, MLC (result file extension and task word)
     score_keys = ("score", "n_answered", "n_perfect")
@@ -101,17 +127,18 @@ class UAITask(Task):
         name = str(record["id"])
         if "/" in name or name.startswith("."):
             raise ReferenceDataError(f"{where}: bad instance id {name!r}")
-        model = formats.read_model(models / f"{name}.uai")
+        model = files.read_model(models / f"{name}.uai")
         evid = models / f"{name}.uai.evid"
-        evidence = formats.read_evidence(evid, model) if evid.exists() else {}
+        evidence = files.read_evidence(evid, model) if evid.exists() else {}
         inst = Instance(name, str(record.get("family", "")), model, evidence, record)
         if self.needs_query:
-            inst.query = formats.read_query(models / f"{name}.uai.query", model, evidence)
+            inst.query = files.read_query(models / f"{name}.uai.query", model, evidence)
         self.check_record(inst, where)
         return inst
 
     def check_record(self, inst: Instance, where: str) -> None:
-        """Validate the stored truth and trivial values of one instance (ReferenceDataError)."""
+        """Validate the stored truth and trivial values of one instance (ReferenceDataError), and set the
+        Instance fields derived from them."""
         raise NotImplementedError
 
     # ----- submission -----
@@ -132,8 +159,8 @@ class UAITask(Task):
                 answers[inst.id] = Answer(reason=f"missing result file {filename}", missing=True)
                 continue
             path = res_dir / filename
-            if path.stat().st_size > MAX_RESULT_BYTES:
-                answers[inst.id] = Answer(reason=f"{filename}: larger than {MAX_RESULT_BYTES} bytes")
+            if path.stat().st_size > result_files.MAX_RESULT_BYTES:
+                answers[inst.id] = Answer(reason=f"{filename}: larger than {result_files.MAX_RESULT_BYTES} bytes")
                 continue
             try:
                 text = path.read_text(encoding="utf-8")
@@ -151,26 +178,28 @@ class UAITask(Task):
         raise NotImplementedError
 
     # ----- scoring -----
-    def errors(self, inst: Instance, answer: Any, config: dict, details: dict) -> tuple[float, float]:
-        """(Err, MaxErr) of a valid answer; Err = inf for a zero-likelihood answer."""
+    def grade(self, inst: Instance, answer: Any, config: dict) -> Grade:
+        """The Grade of a valid answer; Err = inf (score 0) for a zero-likelihood answer."""
         raise NotImplementedError
 
     def score(self, reference: list[Instance], submission: dict[str, Answer], config: dict) -> Result:
-        tol = float(config["tolerance"])
-        records, warnings, details = [], [], {}
+        records, warnings, new_best, points = [], [], [], []
         for inst in reference:
             ans = submission.get(inst.id) or Answer(reason="missing", missing=True)
             record = {"id": inst.id, "family": inst.family}
             if ans.reason is not None:
                 record.update(status="missing" if ans.missing else "invalid", score=0.0, reason=ans.reason)
             else:
-                err, max_err = self.errors(inst, ans.answer, config, details)
-                record.update(status="ok", score=metrics.instance_score(err, max_err, tol),
-                              error=err if math.isfinite(err) else None, max_error=max_err)
-                if err == math.inf:
+                grade = self.grade(inst, ans.answer, config)
+                record.update(status="ok", score=grade.score)
+                if grade.max_error is not None:
+                    record.update(error=grade.error, max_error=grade.max_error)
+                if grade.error is None and grade.max_error is not None:
                     record.update(status="invalid", reason=self.zero_reason)
-                for extra in self.line_summary(inst, ans.answer, details):
-                    record.update(extra)
+                record.update(grade.fields)
+                if grade.new_best is not None:
+                    new_best.append(grade.new_best)
+                points += grade.points
             warnings += [f"{inst.id}: {w}" for w in ans.warnings]
             records.append(record)
         scores = [r["score"] for r in records]
@@ -179,46 +208,13 @@ class UAITask(Task):
             "n_answered": float(sum(r["status"] == "ok" for r in records)),
             "n_perfect": float(sum(s >= 100.0 for s in scores)),  # Err within the tolerance
         }
-        details.pop("_lines", None)
-        return Result(scores=result_scores, instances=records, warnings=warnings, details=details)
-
-    def line_summary(self, inst, answer, details) -> list[dict]:
-        return []
+        details = {"new_best": new_best} if new_best else {}
+        return Result(scores=result_scores, instances=records, warnings=warnings, details=details,
+                      report_data={"points": points})
 
     # ----- report -----
     def report(self, result: Result, reference, submission, config: dict) -> list[Section]:
-        from .. import report as html
-
-        rows = [(r["id"], r["family"], r["status"], round(r["score"], 3), r.get("error"), r.get("max_error"),
-                 r.get("reason", "")) for r in result.instances]
-        sections = [Section("Per-instance scores", html.table(
-            rows, ["instance", "family", "status", "score", "Err", "MaxErr (trivial)", "reason"],
-            max_rows=500))]
-        pts = [(r["max_error"], r["error"]) for r in result.instances
-               if r.get("error") is not None and r.get("max_error") is not None]
-        if pts:
-            fig, ax = html.new_figure(5.5, 4.0)
-            trivial_err = np.array([p[0] for p in pts], dtype=float)
-            err = np.array([p[1] for p in pts], dtype=float)
-            floor = max(1e-12, 0.1 * min([v for v in np.r_[trivial_err, err] if v > 0], default=1e-6))
-            ax.scatter(np.maximum(trivial_err, floor), np.maximum(err, floor), s=18)
-            hi = max(float(np.max(trivial_err)), float(np.max(err)), floor * 10)
-            ax.plot([floor, hi], [floor, hi], color="grey", lw=1, label="Err = MaxErr (score 0)")
-            ax.set_xscale("log")
-            ax.set_yscale("log")
-            ax.set_xlabel("MaxErr: error of the trivial answer")
-            ax.set_ylabel("Err: error of the submission")
-            ax.set_title(f"{self.kind}: error against the trivial error")
-            ax.legend(loc="best", fontsize=8)
-            sections.append(Section("Error against the trivial solver", html.paragraph(
-                "One point per validly answered instance; points below the grey line score above 0; "
-                "errors of 0 are drawn at the lower or left edge.") + html.figure_html(fig, "Err vs MaxErr")))
-        if result.details.get("new_best"):
-            rows = [(b["id"], b["log10_value"]) for b in result.details["new_best"]]
-            sections.append(Section("New best answers", html.paragraph(
-                "These answers beat the stored best known value; organisers can fold them into the reference "
-                "with 'codascore uai update-best'.") + html.table(rows, ["instance", "log10 value of the answer"])))
-        return sections
+        return report_sections(self.kind, result)
 
     # ----- data generation and ingestion -----
     def generate(self, root: Path, config: dict, progress: Callable[[str], None] = print,
@@ -272,16 +268,17 @@ class PRTask(UAITask):
     def check_record(self, inst, where):
         truth = _finite(inst.record, "log10_z", where)
         trivial = _finite(inst.record, "trivial_log10_z", where)
-        inst.record["max_error"] = abs(truth - trivial)
+        inst.max_error = abs(truth - trivial)
 
     def parse(self, text, inst, warnings):
-        return formats.parse_pr(text)
+        return result_files.parse_pr(text)
 
-    def errors(self, inst, answer, config, details):
-        return metrics.pr_error(inst.record["log10_z"], answer), inst.record["max_error"]
+    def grade(self, inst, answer, config):
+        return _gap_grade(metrics.pr_error(inst.record["log10_z"], answer), inst.max_error,
+                          float(config["tolerance"]))
 
     def perfect_answer(self, inst, config):
-        return formats.format_pr(inst.record["log10_z"])
+        return result_files.format_pr(inst.record["log10_z"])
 
 
 class MARTask(UAITask):
@@ -294,37 +291,39 @@ class MARTask(UAITask):
         if not isinstance(truth, list) or len(truth) != inst.model.n_vars:
             raise ReferenceDataError(f"{where}: marginals must list the {inst.model.n_vars} variables")
         try:
-            inst.record["_truth"] = [np.asarray(p, dtype=float) for p in truth]
-            # The stored trivial error takes precedence (spec 7); the uniform answer's error otherwise.
+            inst.truth = [np.asarray(p, dtype=float) for p in truth]
+            # The stored trivial error takes precedence (docs/uai.md#mar-trivial-answer); the uniform
+            # answer's error otherwise.
             stored = inst.record.get("trivial_error")
-            inst.record["max_error"] = _finite(inst.record, "trivial_error", where) if stored is not None else \
-                metrics.mean_hellinger(inst.record["_truth"], [np.ones(int(c)) for c in inst.model.cards],
-                                       inst.evidence)
+            inst.max_error = _finite(inst.record, "trivial_error", where) if stored is not None else \
+                metrics.mean_hellinger(inst.truth, [np.ones(int(c)) for c in inst.model.cards], inst.evidence)
         except ValueError as exc:
             raise ReferenceDataError(f"{where}: marginals: {exc}") from None
-        for v, p in enumerate(inst.record["_truth"]):
+        for v, p in enumerate(inst.truth):
             if p.shape != (inst.model.cards[v],):
                 raise ReferenceDataError(f"{where}: marginals[{v}] has {p.size} entries, "
                                          f"the variable has {inst.model.cards[v]}")
 
     def parse(self, text, inst, warnings):
-        answer = formats.parse_mar(text, inst.model)
-        sums = formats.mar_sums(text, inst.model)
+        answer = result_files.parse_mar(text, inst.model)
+        sums = result_files.mar_sums(text, inst.model)
         off = [v for v in range(inst.model.n_vars) if v not in inst.evidence and abs(sums[v] - 1) > 1e-3]
         if off:
             warnings.append(f"{len(off)} marginal(s) do not sum to 1 (e.g. variable {off[0]}: "
                             f"{sums[off[0]]:.6g}); renormalised")
         return answer
 
-    def errors(self, inst, answer, config, details):
-        return metrics.mean_hellinger(inst.record["_truth"], answer, inst.evidence), inst.record["max_error"]
+    def grade(self, inst, answer, config):
+        return _gap_grade(metrics.mean_hellinger(inst.truth, answer, inst.evidence), inst.max_error,
+                          float(config["tolerance"]))
 
     def perfect_answer(self, inst, config):
-        return formats.format_mar(inst.record["marginals"])
+        return result_files.format_mar(inst.record["marginals"])
 
 
 class _BestKnownTask(UAITask):
-    """MPE and MMAP: error against the best known value, improved by the submission itself."""
+    """MPE and MMAP: error against the best known value, improved by the submission itself
+    (docs/uai.md#better-than-the-best-known-answer)."""
 
     def check_record(self, inst, where):
         best = _finite(inst.record, "best_log10", where)
@@ -335,14 +334,16 @@ class _BestKnownTask(UAITask):
     def value(self, inst, answer, config) -> float:
         raise NotImplementedError
 
-    def errors(self, inst, answer, config, details):
+    def grade(self, inst, answer, config):
         value = self.value(inst, answer, config)
         stored = inst.record["best_log10"]
         best = max(stored, value)
+        grade = _gap_grade(metrics.gap_error(best, value), max(0.0, best - inst.record["trivial_log10"]),
+                           float(config["tolerance"]))
         if value > stored + float(config["tolerance"]):
-            details.setdefault("new_best", []).append(
-                {"id": inst.id, "log10_value": value, "answer": self.jsonable(answer)})  # no reference value
-        return metrics.gap_error(best, value), max(0.0, best - inst.record["trivial_log10"])
+            # the answer and its value only: no reference value goes into details.json
+            grade.new_best = {"id": inst.id, "log10_value": value, "answer": self.jsonable(answer)}
+        return grade
 
 
 class MPETask(_BestKnownTask):
@@ -351,17 +352,21 @@ class MPETask(_BestKnownTask):
     kind = "MPE"
 
     def parse(self, text, inst, warnings):
-        return formats.parse_mpe(text, inst.model, inst.evidence)
+        return result_files.parse_mpe(text, inst.model, inst.evidence)
 
     def value(self, inst, answer, config):
         return metrics.log10_likelihood(inst.model, answer, inst.evidence)
 
     def perfect_answer(self, inst, config):
-        return formats.format_mpe(_best(inst, "best_assignment"))
+        return result_files.format_mpe(_best(inst, "best_assignment"))
 
     @staticmethod
     def jsonable(answer):
         return [int(x) for x in answer]
+
+    @staticmethod
+    def from_json(answer):
+        return np.asarray(answer, dtype=np.int64)
 
 
 class MMAPTask(_BestKnownTask):
@@ -371,20 +376,24 @@ class MMAPTask(_BestKnownTask):
     needs_query = True
 
     def parse(self, text, inst, warnings):
-        return formats.parse_mmap(text, inst.model, inst.query, warnings)
+        return result_files.parse_mmap(text, inst.model, inst.query, warnings)
 
     def value(self, inst, answer, config):
         try:
-            return engine.log10_mmap_value(inst.model, answer, inst.evidence, int(config["max_table_size"]))
+            return log10_mmap_value(inst.model, answer, inst.evidence, int(config["max_table_size"]))
         except TableTooLarge as exc:
             raise ReferenceDataError(f"{inst.id}: cannot evaluate V(q) exactly: {exc}") from None
 
     def perfect_answer(self, inst, config):
-        return formats.format_mmap({int(v): int(x) for v, x in _best(inst, "best_answer").items()})
+        return result_files.format_mmap({int(v): int(x) for v, x in _best(inst, "best_answer").items()})
 
     @staticmethod
     def jsonable(answer):
         return {str(k): int(v) for k, v in sorted(answer.items())}
+
+    @staticmethod
+    def from_json(answer):
+        return {int(k): int(v) for k, v in answer.items()}
 
 
 class MLCTask(UAITask):
@@ -394,8 +403,8 @@ class MLCTask(UAITask):
 
     def _load_instance(self, models, record, where):
         inst = super()._load_instance(models, record, where)
-        inst.test = formats.parse_mlc_data((models / f"{inst.id}.uai.test").read_text(),
-                                           f"{inst.id}.uai.test", inst.model, with_labels=False)
+        inst.test = files.parse_mlc_data((models / f"{inst.id}.uai.test").read_text(),
+                                         f"{inst.id}.uai.test", inst.model, with_labels=False)
         inst.query = inst.test.query_vars
         if len(inst.record.get("lines", [])) != len(inst.test.evidence):
             raise ReferenceDataError(f"{where}: 'lines' must hold one entry per test line")
@@ -409,33 +418,29 @@ class MLCTask(UAITask):
         pass
 
     def parse(self, text, inst, warnings):
-        return formats.parse_mlc(text, inst.model, inst.query, len(inst.test.evidence))
+        return result_files.parse_mlc(text, inst.model, inst.query, len(inst.test.evidence))
 
-    def errors(self, inst, answer, config, details):
-        tol = float(config["tolerance"])
-        scores, valid = [], 0
+    def grade(self, inst, answer, config):
+        """Each test line has its own Err and MaxErr; the instance score is the mean line score
+        (docs/uai.md#mlc-instance-score), with no single Err or MaxErr of its own."""
+        limit = int(config["max_table_size"])
+        errors, max_errors = [], []
         for k, (pred, line) in enumerate(zip(answer, inst.record["lines"])):
+            max_errors.append(max(0.0, line["optimum_log10"] - line["trivial_log10"]))
             if isinstance(pred, AnswerError):
-                scores.append(0.0)
+                errors.append(math.inf)  # an unreadable line scores 0, as a zero-likelihood one
                 continue
-            ev = inst.test.evidence[k]
-            value = engine.log10_mmap_value(inst.model, pred, ev, int(config["max_table_size"]))
-            err = metrics.gap_error(line["optimum_log10"], value)
-            scores.append(metrics.instance_score(err, max(0.0, line["optimum_log10"] - line["trivial_log10"]), tol))
-            valid += value > -math.inf
-        details.setdefault("_lines", {})[inst.id] = (valid, len(scores))
-        # The instance score is the mean line score: report it as Err/MaxErr = 1 - mean/100.
-        mean = float(np.mean(scores))
-        return 1.0 - mean / 100.0, 1.0
+            value = log10_mmap_value(inst.model, pred, inst.test.evidence[k], limit)
+            errors.append(metrics.gap_error(line["optimum_log10"], value))
+        score = metrics.mlc_instance_score(errors, max_errors, float(config["tolerance"]))
+        valid = sum(math.isfinite(e) for e in errors)
+        points = [(m, e) for e, m in zip(errors, max_errors) if math.isfinite(e)]
+        return Grade(score, fields={"n_lines": len(errors), "n_valid_lines": valid}, points=points)
 
     def perfect_answer(self, inst, config):
         limit = int(config["max_table_size"])
-        return formats.format_mlc([engine.mmap(inst.model, inst.query, evidence, limit)[1]
-                                   for evidence in inst.test.evidence])
-
-    def line_summary(self, inst, answer, details):
-        valid, total = details.get("_lines", {}).get(inst.id, (0, 0))
-        return [{"n_lines": total, "n_valid_lines": valid}]
+        return result_files.format_mlc([mmap(inst.model, inst.query, evidence, limit)[1]
+                                        for evidence in inst.test.evidence])
 
 
 def _best(inst: Instance, key: str):
@@ -448,44 +453,44 @@ def _best(inst: Instance, key: str):
 TASKS = {t.name: t for t in (PRTask(), MARTask(), MPETask(), MMAPTask(), MLCTask())}
 
 
-def dump_reference(task_name: str, records: list[dict]) -> str:
-    """reference.json text: one instance per line (diffable, compact for long assignments)."""
-    lines = ",\n".join(json.dumps(r) for r in records)
-    return f'{{"task": {json.dumps(task_name)}, "instances": [\n{lines}\n]}}\n'
-
-
 def update_best(ref_dir: Path, details_files: list[Path]) -> list[str]:
     """Fold the ``new_best`` answers of scoring outputs (details.json) into ref_dir/reference.json.
 
     Each answer is re-evaluated on the reference model (a details.json is not trusted) and kept only if
     it beats the stored best. Returns one line per change; reference.json is rewritten atomically.
+    UsageError for a reference folder of another task, ReferenceDataError for an unreadable details.json.
     """
     import yaml
 
     ref_dir = Path(ref_dir)
-    name = yaml.safe_load((ref_dir / "task.yaml").read_text())["task"]
+    raw = yaml.safe_load((ref_dir / "task.yaml").read_text())
+    name = raw.get("task") if isinstance(raw, dict) else None
     task = TASKS.get(name)
     if not isinstance(task, _BestKnownTask):
-        raise ValueError(f"update-best applies to uai.mpe and uai.mmap, not {name!r}")
-    config = task.load_config(yaml.safe_load((ref_dir / "task.yaml").read_text()))
+        raise UsageError(f"{ref_dir}: update-best applies to uai.mpe and uai.mmap, not {name!r}")
+    config = task.load_config(raw)
     instances = {inst.id: inst for inst in task.load_reference(ref_dir, config)}
     data = json.loads((ref_dir / "reference.json").read_text())
     by_id = {r["id"]: r for r in data["instances"]}
     changes = []
     for path in details_files:
-        details = json.loads(Path(path).read_text())
-        if details.get("task") not in (None, name):
-            raise ValueError(f"{path}: scores task {details.get('task')!r}, the reference is {name!r}")
-        for entry in details.get("new_best", []):
+        try:
+            details = json.loads(Path(path).read_text())
+        except ValueError as exc:
+            raise ReferenceDataError(f"{path}: not a details.json ({exc})") from None
+        if not isinstance(details, dict) or details.get("task") not in (None, name):
+            task_name = details.get("task") if isinstance(details, dict) else None
+            raise ReferenceDataError(f"{path}: scores task {task_name!r}, the reference is {name!r}")
+        for k, entry in enumerate(details.get("new_best", [])):
             inst = instances.get(str(entry.get("id")))
             if inst is None:
                 continue
-            if task.kind == "MPE":
-                answer = np.asarray(entry["answer"], dtype=np.int64)
-                value = metrics.log10_likelihood(inst.model, answer, inst.evidence)
-            else:
-                answer = {int(k): int(v) for k, v in entry["answer"].items()}
+            try:
+                answer = task.from_json(entry["answer"])
                 value = task.value(inst, answer, config)
+            except (KeyError, TypeError, AttributeError, ValueError) as exc:
+                raise ReferenceDataError(f"{path}: new_best[{k}] (instance {inst.id}): not a valid answer "
+                                         f"({exc})") from None
             record = by_id[inst.id]
             if value > record["best_log10"] + float(config["tolerance"]):
                 changes.append(f"{inst.id}: best log10 {record['best_log10']!r} -> {value!r}")
@@ -496,6 +501,6 @@ def update_best(ref_dir: Path, details_files: list[Path]) -> list[str]:
                 inst.record["best_log10"] = value
     if changes:
         tmp = ref_dir / "reference.json.tmp"
-        tmp.write_text(dump_reference(name, data["instances"]))
+        tmp.write_text(files.dump_reference(name, data["instances"]))
         tmp.replace(ref_dir / "reference.json")
     return changes

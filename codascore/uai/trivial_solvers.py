@@ -1,4 +1,4 @@
-"""The product's trivial solvers (spec/uai.md section 7): the answers that define MaxErr.
+"""The project's trivial solvers (docs/uai.md#trivial-answers): the answers that define MaxErr.
 
 They are deterministic, always valid (finite likelihood), and computed offline by the reference builder,
 which stores them in the reference data; the scorer only reads the stored values.
@@ -21,9 +21,11 @@ from collections import Counter
 import numpy as np
 
 from ..errors import TrivialAnswerError
-from . import engine
-from .engine import Factor, contract, interaction_graph, min_fill_order, reduce_evidence
-from .formats import Model
+from .bucket_elimination import log10_mmap_value, log10_partition
+from .contraction import DEFAULT_MAX_TABLE_SIZE, Factor, contract
+from .elimination_order import interaction_graph, min_fill_order
+from .files import Model
+from .peeling import reduce_evidence
 from .metrics import log10_likelihood
 
 #: Default i-bound of the mini-bucket PR bound (largest mini-bucket scope: ibound + 1 variables).
@@ -31,7 +33,7 @@ DEFAULT_IBOUND = 2
 
 
 def closed_form_pr_bound(model: Model, evidence: dict[int, int] | None = None) -> float:
-    """sum_f log10(max of f over entries consistent with e) + sum_{i unobserved} log10 d_i (spec 7)."""
+    """sum_f log10(max of f over entries consistent with e) + sum_{i unobserved} log10 d_i (docs/uai.md#pr-trivial-bound)."""
     factors, constant = reduce_evidence(model, evidence)
     free = [v for v in range(model.n_vars) if v not in (evidence or {})]
     # reduce_evidence normalises every factor to max 1 and moves its max into ``constant``.
@@ -75,9 +77,9 @@ def mini_bucket_pr_bound(model: Model, evidence: dict[int, int] | None = None,
             cluster = sorted(scope, key=position.__getitem__)
             rest = [u for u in cluster if u != v]
             if k == 0:
-                message = contract(group, rest, engine.DEFAULT_MAX_TABLE_SIZE)
+                message = contract(group, rest, DEFAULT_MAX_TABLE_SIZE)
             else:
-                joint = contract(group, cluster, engine.DEFAULT_MAX_TABLE_SIZE)
+                joint = contract(group, cluster, DEFAULT_MAX_TABLE_SIZE)
                 message = Factor.normalised(tuple(rest), joint.values.max(axis=cluster.index(v)),
                                             joint.log10_scale)
             if message.log10_scale == -math.inf:
@@ -124,7 +126,7 @@ def unary_argmax(model: Model, variables, evidence: dict[int, int] | None = None
 
 
 def trivial_mpe(model: Model, evidence: dict[int, int] | None = None, max_sweeps: int = 50) -> np.ndarray:
-    """The trivial MPE answer (spec 7): unary argmax, then ICM sweeps while L = 0.
+    """The trivial MPE answer (docs/uai.md#mpe-trivial-answer): unary argmax, then ICM sweeps while L = 0.
 
     Raises TrivialAnswerError when the likelihood stays 0.
     """
@@ -163,7 +165,7 @@ def greedy_lookahead(model: Model, variables, evidence: dict[int, int]) -> np.nd
     fixed = dict(evidence)
     for v in sorted(variables):
         for val in range(int(model.cards[v])):
-            if engine.log10_partition(model, {**fixed, v: val}) > -math.inf:
+            if log10_partition(model, {**fixed, v: val}) > -math.inf:
                 fixed[v] = val
                 break
         else:
@@ -179,7 +181,7 @@ def trivial_mmap(model: Model, query, evidence: dict[int, int] | None = None,
     """The trivial MMAP answer: unary argmax on the query variables, ICM on V(q) while V = 0."""
     x = unary_argmax(model, query, evidence)
     answer = {q: int(x[q]) for q in query}
-    value = engine.log10_mmap_value(model, answer, evidence)
+    value = log10_mmap_value(model, answer, evidence)
     sweeps = 0
     while value == -math.inf and sweeps < max_sweeps:
         sweeps += 1
@@ -187,12 +189,12 @@ def trivial_mmap(model: Model, query, evidence: dict[int, int] | None = None,
         for q in sorted(query):
             values = []
             for val in range(int(model.cards[q])):
-                values.append(engine.log10_mmap_value(model, {**answer, q: val}, evidence))
+                values.append(log10_mmap_value(model, {**answer, q: val}, evidence))
             best = int(np.argmax(values))
             if values[best] > values[answer[q]]:
                 answer[q] = best
                 changed = True
-        value = engine.log10_mmap_value(model, answer, evidence)
+        value = log10_mmap_value(model, answer, evidence)
         if not changed:
             break
     if value == -math.inf:
@@ -212,10 +214,10 @@ def trivial_mlc(model: Model, query_vars, train_query: list[dict[int, int]],
     answers = []
     for k, ev in enumerate(test_evidence):
         answer = dict(common)
-        if engine.log10_mmap_value(model, answer, ev) == -math.inf:
+        if log10_mmap_value(model, answer, ev) == -math.inf:
             x = unary_argmax(model, query_vars, ev)
             answer = {q: int(x[q]) for q in query_vars}
-            if engine.log10_mmap_value(model, answer, ev) == -math.inf:
+            if log10_mmap_value(model, answer, ev) == -math.inf:
                 raise TrivialAnswerError(f"{model.name}: test line {k + 1}: the trivial MLC answer has V = 0")
         answers.append(answer)
     return answers
