@@ -76,16 +76,3 @@ def uai2014_corpus() -> Path:
     if not path.is_dir():
         pytest.skip("the UAI 2014 corpus of ../shared is not beside this clone")
     return path
-
-
-# ----- transitional: removed once every family reads its vectors from tests/data (issue "One shape")
-
-def shared_path(*parts: str) -> Path:
-    path = SHARED_DIR.joinpath(*parts)
-    if not path.exists():
-        pytest.skip(f"shared data not available: {'/'.join(parts)}")
-    return path
-
-
-def load_vectors(name: str) -> dict:
-    return json.loads(shared_path("vectors", name).read_text())

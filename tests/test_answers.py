@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import yaml
-from test_checker import PHASE1_KEYS, TASK, valid_yaml, write_bundle, zip_folder
+from bundle_fixture import PHASE1_KEYS, TASK, valid_yaml, write_bundle, zip_folder
 
 from codascore import bundle, bundle_data, checker, competition, runner, seeds, zips
 from codascore.competition import project_root

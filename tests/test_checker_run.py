@@ -4,7 +4,7 @@ bundle has a small scoring program of its own that breaks one rule of the scorin
 from __future__ import annotations
 
 import pytest
-from test_checker import TASK, valid_yaml, write_bundle
+from bundle_fixture import TASK, valid_yaml, write_bundle
 
 from codascore import checker
 from codascore.checker import runs
