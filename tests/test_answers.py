@@ -216,7 +216,7 @@ def test_every_module_of_a_program_folder_imports_without_the_generation_modules
     done = subprocess.run([sys.executable, "-c", code, *modules], cwd=tmp_path / "program", capture_output=True,
                           text=True, env={**os.environ, "PYTHONPATH": str(tmp_path / "program")})
     assert done.returncode == 0, done.stderr
-    assert "codascore.uai.engine" in modules and "codascore.weak_lensing.generate" not in modules
+    assert "codascore.uai.bucket_elimination" in modules and "codascore.weak_lensing.generate" not in modules
 
 
 # --------------------------------------------------------------------------- checker rule 29
