@@ -70,7 +70,7 @@ def test_zip_layout_follows_the_yaml(built, data_root, name):
             assert f"{folder}/metadata.yaml" in names
             # The library travels inside every program folder: Codabench mounts nothing else. Its
             # generation modules do not: participants may download program folders.
-            assert f"{folder}/codascore/codabench.py" in names and f"{folder}/codascore/checker.py" in names
+            assert f"{folder}/codascore/codabench.py" in names and f"{folder}/codascore/checker/__init__.py" in names
             assert not {f"{folder}/codascore/{module}" for module in GENERATION_MODULES} & set(names)
         reference = data_root / task["reference_data"]
         if reference.is_dir():
