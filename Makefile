@@ -1,20 +1,46 @@
 # Two commands do all set-up on a fresh machine: `make demo` and `make test`.
-PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install data demo test test-pinned test-image bundle logo image bench clean
+.PHONY: install data demo test test-taurex test-image bundle logo image bench clean
 
-$(STAMP): pyproject.toml
+## The Python of Codabench's stock image, codalab/codalab-legacy:py312: python3.12 on PATH when it runs,
+## else the newest 3.12 in pyenv's versions folder (or PYTHON312=...).
+PYENV_ROOT ?= $(HOME)/.pyenv
+PYTHON312  ?= $(shell python3.12 -c 'import sys; assert sys.version_info[:2] == (3, 12); print(sys.executable)' \
+                2>/dev/null || ls -d $(PYENV_ROOT)/versions/3.12*/bin/python3.12 2>/dev/null | sort -V | tail -n 1)
+## The project's environment runs that Python when the machine has one (else python3, 3.10 to 3.12), with
+## exactly the image's library versions: what the tests pass on is what Codabench runs.
+PYTHON     ?= $(or $(PYTHON312),python3)
+## The stock image's packages, and the pinned ones its program folders carry (wheels.lock, written once).
+IMAGE_PACKAGES    := numpy==1.26.4 scipy==1.11.4 scikit-learn==1.5.1 pandas==2.2.3 pyyaml==6.0.2 \
+                     matplotlib==3.8.4 numba==0.61.2 psutil==7.0.0
+VENDORED_PACKAGES := $(shell awk '/^  - name:/ {name = $$3} /^    version:/ {gsub(/"/, "", $$2); \
+                       print name "==" $$2}' wheels.lock)
+PINNED            := $(IMAGE_PACKAGES) $(VENDORED_PACKAGES)
+
+# $(call check_pins,DIR,PINS): the environment in DIR has exactly these versions.
+define check_pins
+	$(1)/bin/python -c "import importlib.metadata as m, sys; \
+	  pins = dict(p.split('==') for p in sys.argv[1:]); \
+	  wrong = {k: m.version(k) for k in pins if m.version(k) != pins[k]}; \
+	  sys.exit(f'not the pinned versions: {wrong}' if wrong else 0)" $(2)
+endef
+
+$(STAMP): pyproject.toml Makefile wheels.lock
+	rm -rf $(VENV)
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q -e '.[test,taurex]'
+	$(BIN)/pip install -q $(PINNED) -e '.[test]'
+	$(call check_pins,$(VENV),$(PINNED))
+	@$(BIN)/python -c "import sys; sys.version_info[:2] == (3, 12) or print('note: the project environment \
+	runs Python %d.%d; the image runs 3.12 (install one, or pass PYTHON312=...)' % sys.version_info[:2])"
 	touch $(STAMP)
 
 install: $(STAMP)
 
 ## data: reference data, input data and sample submissions of every task (deterministic generators);
-## made again only when the package's sources change (the stamp), so test, test-pinned and demo share one run
+## made again only when the package's sources change (the stamp), so test and demo share one run
 DATA_STAMP := reference_data/.generated
 data: $(DATA_STAMP)
 
@@ -26,20 +52,24 @@ $(DATA_STAMP): $(STAMP) $(shell find codascore -name '*.py')
 demo: data
 	$(BIN)/codascore demo --out demo
 
-## test: the whole test suite
+## test: the whole test suite, a test file per worker (JOBS=1 runs it in one process). The TauREx tests
+## run in their own environment (make test-taurex): TauREx 3.3 needs numpy >= 2, the image has 1.26.4.
+JOBS ?= 2
 test: data
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile -m "not taurex"
 
-## The Python of Codabench's stock image, codalab/codalab-legacy:py312, for test-pinned and test-image:
-## python3.12 on PATH when it runs, else the newest 3.12 in pyenv's versions folder (or PYTHON312=...).
-PYENV_ROOT ?= $(HOME)/.pyenv
-PYTHON312  ?= $(shell python3.12 -c 'import sys; assert sys.version_info[:2] == (3, 12); print(sys.executable)' \
-                2>/dev/null || ls -d $(PYENV_ROOT)/versions/3.12*/bin/python3.12 2>/dev/null | sort -V | tail -n 1)
-## The stock image's packages, and the pinned ones its program folders carry (wheels.lock, written once).
-IMAGE_PACKAGES    := numpy==1.26.4 scipy==1.11.4 scikit-learn==1.5.1 pandas==2.2.3 pyyaml==6.0.2 \
-                     matplotlib==3.8.4 numba==0.61.2 psutil==7.0.0
-VENDORED_PACKAGES := $(shell awk '/^  - name:/ {name = $$3} /^    version:/ {gsub(/"/, "", $$2); \
-                       print name "==" $$2}' wheels.lock)
+## test-taurex: the optional Ariel forward model through TauREx, in an environment of its own
+TAUREX_VENV  := .venv-taurex
+TAUREX_STAMP := $(TAUREX_VENV)/.installed
+
+$(TAUREX_STAMP): pyproject.toml
+	rm -rf $(TAUREX_VENV)
+	$(PYTHON) -m venv $(TAUREX_VENV)
+	$(TAUREX_VENV)/bin/pip install -q -e '.[test,taurex]'
+	touch $@
+
+test-taurex: $(TAUREX_STAMP)
+	$(TAUREX_VENV)/bin/python -m pytest -q -p no:cacheprovider -m taurex
 
 # $(call venv312,DIR): a fresh virtual environment of PYTHON312 in DIR, or how to get a Python 3.12.
 define venv312
@@ -49,31 +79,6 @@ define venv312
 	rm -rf $(1)
 	$(PYTHON312) -m venv $(1)
 endef
-
-# $(call check_pins,DIR,PINS): the environment in DIR has exactly these versions.
-define check_pins
-	$(1)/bin/python -c "import importlib.metadata as m, sys; \
-	  pins = dict(p.split('==') for p in sys.argv[1:]); \
-	  wrong = {k: m.version(k) for k in pins if m.version(k) != pins[k]}; \
-	  sys.exit(f'not the pinned versions: {wrong}' if wrong else 0)" $(2)
-endef
-
-## test-pinned: the test suite again under the image's Python 3.12 with exactly its libraries plus the
-## vendored ones, in a second environment: catches code that needs newer versions or another Python. The
-## tests that build the real bundles are left out here: test-image runs those bundles under these versions.
-PINNED_VENV  := .venv-pinned
-PINNED_STAMP := $(PINNED_VENV)/.installed
-PINNED       := $(IMAGE_PACKAGES) $(VENDORED_PACKAGES)
-
-$(PINNED_STAMP): pyproject.toml Makefile wheels.lock
-	$(call venv312,$(PINNED_VENV))
-	$(PINNED_VENV)/bin/pip install -q $(PINNED) 'pytest>=7' 'hypothesis>=6'
-	$(PINNED_VENV)/bin/pip install -q --no-deps -e .
-	$(call check_pins,$(PINNED_VENV),$(PINNED))
-	touch $@
-
-test-pinned: data $(PINNED_STAMP)
-	$(PINNED_VENV)/bin/python -m pytest -q -p no:cacheprovider -m "not bundle"
 
 ## test-image: build the bundles, extract them, and run every starting-kit sample through the extracted
 ## programs under Python 3.12 with the stock image's packages only (no sympy, mpmath, h5py or codascore:
@@ -112,9 +117,9 @@ logo: $(STAMP)
 
 ## bench: benchmark tables (median wall times)
 bench: data
-	$(BIN)/pip install -q pgmpy || echo "pgmpy could not be installed: the UAI comparison columns read n/a"
+	$(BIN)/pip install -q pgmpy $(PINNED) || echo "pgmpy could not be installed: the UAI comparison columns read n/a"
 	$(BIN)/python benchmarks/run.py
 
 clean:
-	rm -rf demo runs dist reference_data input_data sample_submissions .pytest_cache $(PINNED_VENV) \
+	rm -rf demo runs dist reference_data input_data sample_submissions .pytest_cache $(TAUREX_VENV) \
 	       $(IMAGE_VENV) build/test-image

@@ -30,7 +30,7 @@ PROJECT_FILES = ("scoring_program", "ingestion_program", "competitions", "pages"
 
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "golden(file, key): run once per case of tests/data/FILE[KEY]")
-    config.addinivalue_line("markers", "bundle: builds the real bundles (left out of make test-pinned)")
+    config.addinivalue_line("markers", "taurex: needs TauREx (numpy >= 2): deselected by default, run by make test-taurex")
 
 
 def golden_cases(file: str, key: str) -> list:

@@ -17,9 +17,6 @@ from codascore.competition import project_root
 from codascore.registry import GENERATION_MODULES, all_tasks, get_task
 
 REPO_ROOT = project_root()
-#: Builds the real bundles from the private-seed data of this environment's library versions; make
-#: test-pinned leaves these out (make test-image runs the bundles under the image's versions).
-pytestmark = pytest.mark.bundle
 
 
 NAMES = sorted(competition.competition_files(REPO_ROOT))
