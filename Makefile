@@ -68,7 +68,7 @@ $(TAUREX_STAMP): pyproject.toml
 	$(TAUREX_VENV)/bin/pip install -q -e '.[test,taurex]'
 	touch $@
 
-test-taurex: $(TAUREX_STAMP)
+test-taurex: data $(TAUREX_STAMP)
 	$(TAUREX_VENV)/bin/python -m pytest -q -p no:cacheprovider -m taurex
 
 # $(call venv312,DIR): a fresh virtual environment of PYTHON312 in DIR, or how to get a Python 3.12.

@@ -85,8 +85,8 @@ def test_frozen_ground_truth_spectra_equal_live_computation(demo, tmp_path):
     assert live_reference.frozen is None
     submission = TASK.load_submission(demo / "sample_submissions" / NAME / "gaussian_baseline", live_reference, config)
     live = TASK.score(live_reference, submission, config)
-    # The frozen spectra were computed by the numpy that generated the data; under another (make test-pinned
-    # scores with numpy 1.26.4 the data .venv made with numpy 2) the last bit can differ: 967.9833804054265
+    # The frozen spectra were computed by the numpy that generated the data; under another (the TauREx
+    # environment's numpy 2 scoring data made with 1.26.4) the last bit can differ: 967.9833804054265
     # frozen against 967.9833804054264 live.
     assert live.scores == pytest.approx(frozen.scores, rel=1e-13)
 
