@@ -128,3 +128,17 @@ def test_generation_never_imports_the_tasks(family):
         todo += GRAPH[name]
     assert start in MODULES and tasks in MODULES
     assert tasks not in seen
+
+
+#: The files every family has, each for the same role (docs/architecture.md#one-shape-for-every-family);
+#: cli.py only where the family has verbs of its own.
+ROLE_FILES = {"__init__.py", "metrics.py", "files.py", "tasks.py", "report.py", "ingest.py", "generate.py"}
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_every_family_has_one_file_per_role_and_the_engines_the_architecture_names(family):
+    present = {path.name for path in (PACKAGE / family).glob("*.py")}
+    documented = (project_root() / "docs" / "architecture.md").read_text()
+    assert ROLE_FILES <= present
+    engines = present - ROLE_FILES - {"cli.py"}
+    assert engines and all(f"`{family}/{name}`" in documented for name in engines)
