@@ -39,7 +39,7 @@ from codascore.checker import BundleChecker, samples_of
 from codascore.checker.runs import answers_only_scores, check_maximum
 from codascore.cli import main as cli_main
 from codascore.codabench import VENDOR_DIR, VENDOR_PYTHON
-from codascore.competition import read_competition, task_name_of
+from codascore.competition import PROGRAM_KEYS, read_competition, task_name_of
 from codascore.registry import get_task
 
 #: Modules the stock image must not have: what the program folders carry, and the project itself.
@@ -125,7 +125,7 @@ def describe_environment(python: str, work: Path) -> list[str]:
 def program_folders(root: Path) -> list[Path]:
     competition = yaml.safe_load((root / "competition.yaml").read_text())
     return sorted({root / str(task[key]).strip("/") for task in competition["tasks"]
-                   for key in competition.PROGRAM_KEYS if task.get(key)})
+                   for key in PROGRAM_KEYS if task.get(key)})
 
 
 def probe_vendored(python: str, roots: dict[str, Path]) -> list[str]:
