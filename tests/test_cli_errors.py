@@ -19,7 +19,6 @@ from codascore.cli import main
 from codascore.errors import SubmissionError
 from codascore.registry import all_tasks
 from codascore.sandbox import locate_submission
-from codascore.validate import shown
 
 
 def codascore(cwd, *args):
@@ -195,6 +194,8 @@ def test_a_bug_is_told_in_two_lines_with_exit_3(monkeypatch, capsys):
 
 
 def test_shown_prints_numbers_plainly_whatever_numpy_writes_for_a_repr():
+    from codascore.validate import shown
+
     class Numpy2Scalar:  # what numpy >= 2 gives: a 0-d scalar whose repr names its type
         shape = ()
 
