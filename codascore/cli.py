@@ -194,8 +194,15 @@ def cmd_bundle(args) -> int:
     from .checker import check_bundle, format_report
     from .competition import competition_files
 
+    from .registry import did_you_mean
+
     root = Path(args.root)
-    names = args.names or list(competition_files(root))
+    known = list(competition_files(root))
+    names = args.names or known
+    for name in names:  # before the private seed is drawn and written, or any data made
+        if name not in known:
+            raise UsageError(f"no competition named {name!r}{did_you_mean(name, known)}; the competitions of "
+                             f"{root} are {', '.join(known) or 'none (no competition.yaml)'}")
     say = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
     tasks = competition_tasks(root, names)
     # The wheels first: a wheel that cannot be had stops the build before minutes of data generation.

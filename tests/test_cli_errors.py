@@ -58,6 +58,17 @@ def test_an_unknown_family_is_matched_against_the_task_names(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_bundle_with_a_misspelt_name_draws_no_seed_and_names_the_closest(tmp_path, repo_root):
+    project = tmp_path / "project"
+    (project / "competitions").mkdir(parents=True)
+    for name in ("uai", "ariel"):
+        (project / "competitions" / f"{name}.yaml").write_bytes((repo_root / "competitions" / f"{name}.yaml")
+                                                                .read_bytes())
+    code, out, err = codascore(tmp_path, "bundle", "uia", "--root", project)
+    assert code == 2 and "no competition named 'uia' (did you mean uai?)" in told_briefly(err)[0]
+    assert sorted(p.name for p in project.iterdir()) == ["competitions"]  # no bundle.seed, no data
+
+
 # ----------------------------------------------------------------- reference
 
 
