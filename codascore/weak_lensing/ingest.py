@@ -83,7 +83,8 @@ def result_from_predictions(predictions, required: tuple[str, ...], optional: tu
 
 
 def accepts(function, n_arguments: int) -> bool:
-    """Whether function can be called with n positional arguments (False when its signature is hidden)."""
+    """Whether function can be called with n positional arguments. A callable without a readable signature
+    (some builtins and extension types) counts as the project's two-argument fit."""
     try:
         inspect.signature(function).bind(*range(n_arguments))
     except TypeError:
