@@ -236,7 +236,7 @@ def default_run_dir(runs: Path, task_name: str, submission: Path) -> Path:
         except FileExistsError:
             continue
         (folder / RUN_MARKER).touch()
-        return folder
+        return folder.resolve()
     raise RunnerError(f"no free run folder name below {parent}")
 
 
