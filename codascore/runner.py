@@ -451,7 +451,7 @@ def check_outputs(output: Path, exit_code: int | None, layout: TaskLayout) -> tu
     except (OSError, ValueError):
         omitted = set()
     for key in sorted(required - set(scores) - (omitted - {"score"})):
-        violations.append(f"scores.json lacks the column key {key!r}")
+        violations.append(f"{scores_path.name} lacks the column key {key!r}")
     page = output / "detailed_results.html"
     if page.is_file():
         import re
