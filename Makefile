@@ -56,7 +56,7 @@ demo: data
 ## run in their own environment (make test-taurex): TauREx 3.3 needs numpy >= 2, the image has 1.26.4.
 JOBS ?= 2
 test: data
-	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile -m "not taurex"
+	$(BIN)/python -m pytest -q -rs -n $(JOBS) --dist loadfile -m "not taurex"
 
 ## test-taurex: the optional Ariel forward model through TauREx, in an environment of its own
 TAUREX_VENV  := .venv-taurex

@@ -17,6 +17,7 @@ import yaml
 
 from codascore import containers, errors, runner, sandbox
 from codascore.weak_lensing import metrics
+from sandbox_fixture import bubblewrap_sandbox
 
 TASK = "weak_lensing.phase1"
 #: Plain processes: the runner's behaviour without a sandbox (the /app paths rewritten on the command line).
@@ -117,7 +118,7 @@ def test_command_is_split_with_shlex_and_run_without_a_shell(project_data, tmp_p
                      "python3 /app/program/probe.py /app/output '$HOME' && touch /app/output/pwned ; echo `id`",
                      PROBE)
     result = runner.run(TASK, sample(project_data, "calibrated"), tmp_path / "run", root=root, quiet=True,
-                        container=None if isolated else UNISOLATED)
+                        container=bubblewrap_sandbox() if isolated else UNISOLATED)
     output = result.run_dir / "scoring" / "output"
     probe = json.loads((output / "argv.json").read_text())
     app_output = "/app/output" if isolated else str(output)

@@ -94,7 +94,7 @@ def quick_root(project_data, tmp_path) -> Path:
     """A bundle source whose scoring program only writes a score: the run folders are what is observed."""
     root = tmp_path / "bundle"
     (root / "scoring_program").mkdir(parents=True)
-    command = "python3 -c \"open('/app/output/scores.txt', 'w').write('score: 1')\""
+    command = "python3 -c \"import sys; open(sys.argv[1] + '/scores.txt', 'w').write('score: 1')\" /app/output"
     (root / "scoring_program" / "metadata.yaml").write_text(yaml.safe_dump({"command": command}))
     shutil.copytree(project_data / "reference_data" / TASK, root / "reference_data" / TASK)
     return root

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from codascore import bundle, containers, runner
+from sandbox_fixture import bubblewrap_sandbox
 
 #: Tried at import (model.py, regressor.py) or at each run (solver.py); every outcome goes into the
 #: output folder (cwd is the submission's folder, beside the output in the sandbox and without it).
@@ -119,17 +120,9 @@ def reports(run_dir: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in (run_dir / "prediction" / "output").glob("hostile_*.json")]
 
 
-def test_bubblewrap_is_present_in_ci():
-    """CI installs bubblewrap (.ci/run): the sandboxed tests below must not pass by falling back."""
-    if os.environ.get("CI") == "true":
-        assert containers.bubblewrap_works(), "bubblewrap is missing or cannot create namespaces in CI"
-
-
 @pytest.mark.parametrize("task", sorted(FAMILIES))
 def test_hostile_code_is_contained_by_the_sandbox(project_data, tmp_path, capfd, task):
-    container = containers.choose()
-    if container.kind != "bwrap":
-        pytest.fail("bubblewrap cannot run here (apt-get install bubblewrap); the sandbox is untested")
+    container = bubblewrap_sandbox()
     marker = f"codascore-hostile-{uuid.uuid4().hex}"
     outside = tmp_path / "outside.txt"
     library, program = bundle.LIBRARY_DIR, project_data / "ingestion_program"

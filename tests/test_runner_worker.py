@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from codascore import containers, runner
+from sandbox_fixture import bubblewrap_sandbox
 
 TASK = "weak_lensing.phase1"
 
@@ -75,10 +76,7 @@ def probe_root(project_data: Path, root: Path, ingestion_partner: str = "program
 
 @pytest.fixture(scope="module")
 def sandbox() -> containers.Container:
-    container = containers.choose()
-    if container.kind != "bwrap":
-        pytest.fail("bubblewrap cannot run here (apt-get install bubblewrap): the worker's behaviour is untested")
-    return container
+    return bubblewrap_sandbox()
 
 
 @pytest.fixture(scope="module")
