@@ -242,13 +242,15 @@ def default_run_dir(runs: Path, task_name: str, submission: Path) -> Path:
 
 def prepare_run_dir(out_dir: Path) -> Path:
     """The run folder, empty but for its marker. An existing folder is emptied only when it is a run folder
-    (it holds RUN_MARKER) and used when empty; any other folder is refused, so that nothing outside a run
-    folder is ever deleted."""
+    (it holds RUN_MARKER, or nothing but the runner's logs/, prediction/ and scoring/) and used when empty;
+    any other folder is refused, so that nothing outside a run folder is ever deleted."""
     run_dir = Path(out_dir).resolve()
     if run_dir.exists() and not run_dir.is_dir():
         raise RunnerError(f"run folder {run_dir} is a file")
     if run_dir.is_dir() and any(run_dir.iterdir()):
-        if not (run_dir / RUN_MARKER).is_file():
+        names = {entry.name for entry in run_dir.iterdir()}
+        # A run folder of an earlier version has no marker but holds only the runner's own folders.
+        if not (run_dir / RUN_MARKER).is_file() and not names <= {"logs", "prediction", "scoring"}:
             raise RunnerError(f"{run_dir} is not empty and is not a run folder (no {RUN_MARKER}): "
                               f"choose another --out")
         for entry in run_dir.iterdir():

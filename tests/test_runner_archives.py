@@ -130,6 +130,12 @@ def test_an_existing_folder_that_is_not_a_run_folder_is_never_emptied(project_da
     assert cli_main(["run", TASK, str(sample), "--root", str(quick_root), "--out", str(precious)]) == 1
     assert "is not empty and is not a run folder" in capsys.readouterr().err
     assert (precious / "thesis.tex").read_text() == "years of work"
+    # A folder holding only the runner's own folders (a run of a version without the mark) is a run folder.
+    (precious / "thesis.tex").unlink()
+    (precious / "logs").mkdir()
+    (precious / "logs" / "old.txt").write_text("an old log")
+    cli_main(["run", TASK, str(sample), "--root", str(quick_root), "--out", str(precious)])
+    assert not (precious / "logs" / "old.txt").exists() and (precious / runner.RUN_MARKER).is_file()
     # A run folder is reused: emptied, then filled again.
     run_dir = tmp_path / "run"
     for _ in range(2):

@@ -173,3 +173,23 @@ def test_the_scores_txt_fallback_is_honoured(code_run):
     assert code_run.scores == {"score": 0.5, "avg_coverage": 0.25, "MSE": 1.5, "R_squared": 0.75}
     assert code_run.scored, code_run.violations
 
+
+
+def test_docker_runs_a_program_as_the_worker_creates_its_container(tmp_path):
+    """--docker IMAGE: the worker's mounts (read-only where it has them so), working folder, environment,
+    dropped capabilities and no-new-privileges; the command is the metadata's, unchanged. (The image itself
+    runs by hand: see docs/codabench.md#isolating-a-step.)"""
+    mounts = [containers.Mount(tmp_path / "program", "/app/program"),
+              containers.Mount(tmp_path / "data", "/app/data", read_only=True)]
+    docker = containers.Container("docker", image="codalab/codalab-legacy:py312")
+    argv = docker.argv(["python3", "/app/program/score.py", "/app/input", "/app/output"], mounts, "run-1")
+    assert argv[:2] == ["docker", "run"] and argv[-5:] == ["codalab/codalab-legacy:py312", "python3",
+                                                          "/app/program/score.py", "/app/input", "/app/output"]
+    pairs = set(zip(argv, argv[1:]))
+    assert {("--workdir", "/app/program"), ("--security-opt", "no-new-privileges"), ("--name", "run-1"),
+            ("--volume", f"{tmp_path / 'program'}:/app/program"), ("--volume", f"{tmp_path / 'data'}:/app/data:ro"),
+            ("--env", "PYTHONUNBUFFERED=1"), ("--env", "http_proxy="), ("--env", "https_proxy="),
+            ("--cap-drop", "KILL"), ("--cap-drop", "SETUID")} <= pairs
+    assert "--network" not in argv  # the worker's default: the network is on
+    offline = containers.Container("docker", image="i", network=False).argv(["true"], mounts, "n")
+    assert ("--network", "none") in set(zip(offline, offline[1:]))
