@@ -210,6 +210,10 @@ def read_command(program_dir: Path) -> str | None:
         if path.is_file():
             data = read_participant_yaml(path) or {}
             command = data.get("command") if isinstance(data, dict) else None
+            try:
+                shlex.split(str(command or ""))
+            except ValueError as exc:
+                raise RunnerError(f"{name}: the command cannot be split as a shell would: {exc}") from None
             return str(command) if command else ""
     return None
 

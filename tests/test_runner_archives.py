@@ -79,7 +79,8 @@ ALIAS_BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
     ("command: &c python3 -c pass\n", "anchors and aliases are not allowed"),
     ("x: " + "[" * 50 + "]" * 50 + "\ncommand: python3 -c pass\n", "nested deeper than"),
     ("command: python3 -c pass\n#" + "x" * 70_000 + "\n", "over the limit of 65536"),
-], ids=["alias-bomb", "anchor", "deep", "large"])
+    ("command: python3 -c 'unbalanced\n", "cannot be split"),
+], ids=["alias-bomb", "anchor", "deep", "large", "unbalanced-quote"])
 def test_the_submission_metadata_is_read_with_bounds(project_data, tmp_path, text, reason):
     archive = write_zip(tmp_path / "sub.zip", [("metadata.yaml", text.encode())])
     started = time.monotonic()
