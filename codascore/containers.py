@@ -40,10 +40,10 @@ SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"
 ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "nsswitch.conf",
                "hosts", "resolv.conf", "ssl", "ca-certificates", "ca-certificates.conf", "passwd", "group",
                "mime.types")
-UNISOLATED_WARNING = ("warning: this step is NOT isolated (no bubblewrap that can create namespaces, no "
-                      "--docker): the submission's code can read the reference data and the project, write "
-                      "outside its output and leave processes behind. Install bubblewrap (apt-get install "
-                      "bubblewrap) or pass --docker IMAGE.")
+UNISOLATED_WARNING = ("warning: the steps are NOT isolated (no bubblewrap sandbox, no --docker): the "
+                      "submission's code can read the reference data and the project, write outside its "
+                      "output and leave processes behind. Install bubblewrap (apt-get install bubblewrap) or "
+                      "pass --docker IMAGE.")
 
 
 @dataclasses.dataclass(frozen=True)
