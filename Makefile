@@ -54,9 +54,11 @@ demo: data
 
 ## test: the whole test suite, a test file per worker (JOBS=1 runs it in one process). The TauREx tests
 ## run in their own environment (make test-taurex): TauREx 3.3 needs numpy >= 2, the image has 1.26.4.
+## The runner's sandbox tests need bubblewrap (apt-get install bubblewrap): without it they are listed as
+## skipped (-rs), and fail under CI=true.
 JOBS ?= 2
 test: data
-	$(BIN)/python -m pytest -q -n $(JOBS) --dist loadfile -m "not taurex"
+	$(BIN)/python -m pytest -q -rs -n $(JOBS) --dist loadfile -m "not taurex"
 
 ## test-taurex: the optional Ariel forward model through TauREx, in an environment of its own
 TAUREX_VENV  := .venv-taurex

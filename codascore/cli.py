@@ -85,17 +85,20 @@ def cmd_ingest(args) -> int:
 
 
 def cmd_run(args) -> int:
+    from .containers import choose
     from .errors import RunnerError
     from .runner import format_run, interpreter, run
 
-    out = Path(args.out or Path("runs") / args.task / Path(args.submission).stem)
-    if args.python:
-        try:
-            args.python = interpreter(args.python)
-        except RunnerError as exc:
-            raise UsageError(f"--python: {exc}") from None
-    result = run(args.task, Path(args.submission), out, root=Path(args.root), time_limit=args.time_limit,
-                 python=args.python)
+    try:
+        python = interpreter(args.python) if args.python else None
+    except RunnerError as exc:
+        raise UsageError(f"--python: {exc}") from None
+    try:
+        container = choose(args.docker, sandbox=not args.no_sandbox, python=python, network=not args.no_network)
+    except RunnerError as exc:
+        raise UsageError(str(exc)) from None
+    result = run(args.task, Path(args.submission), Path(args.out) if args.out else None, root=Path(args.root),
+                 time_limit=args.time_limit, python=python, container=container)
     print(format_run(result))
     if result.scored:
         print(f"report: {result.run_dir / 'scoring' / 'output' / 'detailed_results.html'}")
@@ -281,12 +284,20 @@ def build_parser() -> argparse.ArgumentParser:
                                       f"sample_submissions/uai.pr/exact")
     p.add_argument("task", type=task_name, metavar="TASK", help="task name, e.g. weak_lensing.phase1 (listed below)")
     p.add_argument("submission", type=existing_path, metavar="SUBMISSION", help="submission zip or folder")
-    p.add_argument("--out", help="run folder (default runs/TASK/SUBMISSION)")
+    p.add_argument("--out", help="run folder (default: a new folder runs/TASK/SUBMISSION[-N]); an existing "
+                                 "one is emptied only if it is a run folder")
     p.add_argument("--root", default=".", help=ROOT_HELP)
     p.add_argument("--time-limit", type=float, help="seconds per step (default: the phase's limit)")
     p.add_argument("--python", metavar="PATH",
                    help="interpreter that runs python3/python in the metadata commands, e.g. a Python 3.12 "
                         "environment like the image's (default: the one running codascore)")
+    p.add_argument("--docker", metavar="IMAGE",
+                   help="run each step in this Docker image, as the worker does (the image must be present)")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="run the steps as plain processes, not in a bubblewrap sandbox (a warning says so)")
+    p.add_argument("--no-network", action="store_true",
+                   help="no network in the steps (the worker's COMPETITION_CONTAINER_NETWORK_DISABLED=True; "
+                        "its default gives them the network)")
     p.set_defaults(func=cmd_run)
 
     p = sub.add_parser("reference", help="generate the demo's reference data and sample submissions (all tasks "

@@ -1,17 +1,20 @@
 """Local runner: score a submission exactly as Codabench's compute worker would.
 
-For each step the worker lays out a folder mounted at ``/app`` (docs/codabench.md#the-compute-worker):
+For each step the worker lays out folders that its container mounts at ``/app/...``
+(docs/codabench.md#the-compute-worker):
 
-prediction step   program/ (ingestion program)  ingested_program/ (submission)  input_data/  output/  shared/
-scoring step      program/ (scoring program)    input/ref/  input/res/ (= prediction output)  output/  shared/
+prediction step   program/ (the submission's own command, or the ingestion program)  ingested_program/
+                  (the submission, for the ingestion program)  input_data/  output/  data/ (read-only)
+scoring step      program/ (scoring program)  input/ref/  input/res/ (= prediction output)  output/  shared/
+                  data/ (read-only)
 
 Every folder arrives as the worker gets it: zipped with its contents at the root and extracted with
 ``ZipFile.extractall`` (no permission bits). A results submission (no metadata in it) is copied into the
 prediction output; the worker writes ``output/metadata`` after the prediction step, which becomes
-``res/metadata``. Each command from ``metadata.yaml`` is split with shlex and run without a shell, with
-``/app/...`` mapped onto the step folder and ``python3`` onto this interpreter (or the one given as
-``python``, standing in for the image's), under the phase's ``execution_time_limit``. Afterwards the
-scores.json contract is checked.
+``res/metadata``. Each command from ``metadata.yaml`` is split with shlex and run without a shell, in the
+step's container (codascore.containers: a bubblewrap sandbox with real ``/app/...`` mounts, Docker, or no
+isolation at all, with a warning), the step's programs at the same time under the phase's
+``execution_time_limit``. Afterwards the scores.json contract is checked.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -29,10 +33,10 @@ from pathlib import Path
 
 import yaml
 
-from . import bundle, sandbox, zips
+from . import bundle, containers, zips
 from .codabench import MAX_ABS_SCORE
 from .competition import bundle_path, project_root, read_competition, task_yaml_name
-from .errors import RunnerError, TimeLimitExceeded, UnsafeArchiveError
+from .errors import RunnerError, UnsafeArchiveError
 from .registry import get_task
 
 DEFAULT_TIME_LIMIT = 600.0
@@ -128,6 +132,13 @@ def _names_task(root: Path, reference: object, task_name: str) -> bool:
 
 # --------------------------------------------------------------------------- worker emulation
 
+#: The marker file of a run folder: the runner empties a folder only when this file is in it.
+RUN_MARKER = ".codascore-run"
+#: Bounds on a metadata file a participant wrote (docs/codabench.md#archives-and-run-folders).
+MAX_METADATA_BYTES = 64 * 1024
+MAX_METADATA_DEPTH = 20
+
+
 def materialise(zip_data: bytes, dest: Path) -> None:
     """Extract a zip like the worker does (extractall, so no permission bits), safely."""
     dest.mkdir(parents=True, exist_ok=True)
@@ -140,31 +151,69 @@ def materialise(zip_data: bytes, dest: Path) -> None:
 
 
 def place_submission(submission: Path, dest: Path, max_bytes: int) -> None:
-    """A submission zip is extracted safely; a folder is zipped and extracted (as an upload would be)."""
+    """A submission zip is extracted safely; a folder is zipped and extracted (as an upload would be).
+    Whatever cannot be extracted is a RunnerError with a one-line reason."""
     submission = Path(submission)
     if submission.is_file():
         if not zipfile.is_zipfile(submission):
             raise RunnerError(f"{submission.name} is not a zip file")
         try:
             zips.safe_extract(submission, dest, max_bytes=max_bytes)
-        except (UnsafeArchiveError, zipfile.BadZipFile) as exc:
-            raise RunnerError(f"submission {submission.name} refused: {exc}") from exc
+        except (UnsafeArchiveError, zipfile.BadZipFile, OSError, RuntimeError, EOFError) as exc:
+            raise RunnerError(f"submission {submission.name} refused: {_one_line(exc)}") from exc
     elif submission.is_dir():
         try:
             materialise(zips.folder_zip(submission), dest)
-        except ValueError as exc:
-            raise RunnerError(f"submission folder refused: {exc}") from exc
+        except (ValueError, OSError) as exc:
+            raise RunnerError(f"submission folder refused: {_one_line(exc)}") from exc
     else:
         raise RunnerError(f"submission not found: {submission}")
 
 
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+class _PlainYamlLoader(yaml.SafeLoader):
+    """A safe loader that refuses anchors and aliases (an alias bomb expands exponentially) and nesting
+    deeper than MAX_METADATA_DEPTH."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent) or getattr(self.peek_event(), "anchor", None):
+            raise yaml.YAMLError("anchors and aliases are not allowed")
+        self._depth = getattr(self, "_depth", 0) + 1
+        try:
+            if self._depth > MAX_METADATA_DEPTH:
+                raise yaml.YAMLError(f"nested deeper than {MAX_METADATA_DEPTH} levels")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def read_participant_yaml(path: Path) -> object:
+    """A YAML file a participant wrote, bounded: at most MAX_METADATA_BYTES, no anchors or aliases, at most
+    MAX_METADATA_DEPTH levels. RunnerError naming the file otherwise."""
+    size = path.stat().st_size
+    if size > MAX_METADATA_BYTES:
+        raise RunnerError(f"{path.name}: {size} bytes, over the limit of {MAX_METADATA_BYTES}")
+    try:
+        return yaml.load(path.read_bytes(), Loader=_PlainYamlLoader)
+    except yaml.YAMLError as exc:
+        raise RunnerError(f"{path.name} is not plain YAML: {_one_line(exc)}") from None
+
+
 def read_command(program_dir: Path) -> str | None:
-    """The ``command`` of metadata.yaml (or metadata) at the program root; None when there is none."""
+    """The ``command`` of metadata.yaml (or metadata) at the program root; None when there is none, ""
+    when the file names no command. A participant's file is read with read_participant_yaml's bounds."""
     for name in ("metadata.yaml", "metadata"):
         path = program_dir / name
         if path.is_file():
-            data = yaml.safe_load(path.read_text()) or {}
+            data = read_participant_yaml(path) or {}
             command = data.get("command") if isinstance(data, dict) else None
+            try:
+                shlex.split(str(command or ""))
+            except ValueError as exc:
+                raise RunnerError(f"{name}: the command cannot be split as a shell would: {exc}") from None
             return str(command) if command else ""
     return None
 
@@ -178,116 +227,190 @@ def interpreter(python: str) -> str:
     return os.path.abspath(found)
 
 
-def container_argv(command: str, mounts: dict[str, Path], python: str | None = None) -> list[str]:
-    """shlex-split the command (as docker-py does) and map container paths onto host folders.
-
-    mounts maps container paths (``/app/program``...) to folders; the longest prefix wins. ``python3`` and
-    ``python`` become the interpreter python (default: this one), standing in for the image's."""
-    argv = shlex.split(command)
-    if argv and argv[0] in ("python3", "python"):
-        argv[0] = python or sys.executable
-    ordered = sorted(mounts.items(), key=lambda item: -len(item[0]))
-    mapped = []
-    for arg in argv:
-        for container, host in ordered:
-            if arg == container or arg.startswith(container + "/"):
-                arg = str(host) + arg[len(container):]
-                break
-        mapped.append(arg)
-    return mapped
-
-
-def _run_container(command: str, mounts: dict[str, Path], cwd: Path, timeout: float, log_prefix: Path,
-                   python: str | None = None) -> tuple[int | None, float, str]:
-    """Run one 'container': returns (exit code or None on time-out, elapsed seconds, stderr text)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH",)}
-    env["PYTHONUNBUFFERED"] = "1"
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
-    argv = container_argv(command, mounts, python)
-    started = time.perf_counter()
-    with open(f"{log_prefix}_stdout.txt", "wb") as out, open(f"{log_prefix}_stderr.txt", "wb") as err:
+def default_run_dir(runs: Path, task_name: str, submission: Path) -> Path:
+    """A new folder below runs/<task>/, named after the submission (only its safe characters) and
+    numbered when that name is taken: never an existing folder, whatever the zip is called."""
+    name = re.sub(r"[^A-Za-z0-9_.-]", "_", Path(submission).stem).lstrip(".") or "submission"
+    parent = Path(runs) / task_name
+    parent.mkdir(parents=True, exist_ok=True)
+    for number in range(1, 100_000):
+        folder = parent / (name if number == 1 else f"{name}-{number}")
         try:
-            code = sandbox.run_command(argv, cwd=cwd, timeout=timeout, env=env, stdout=out, stderr=err)
-        except TimeLimitExceeded:
-            code = None
-    elapsed = time.perf_counter() - started
-    stderr = Path(f"{log_prefix}_stderr.txt").read_text(errors="replace")
-    if code is None:
+            folder.mkdir()
+        except FileExistsError:
+            continue
+        (folder / RUN_MARKER).touch()
+        return folder.resolve()
+    raise RunnerError(f"no free run folder name below {parent}")
+
+
+def prepare_run_dir(out_dir: Path) -> Path:
+    """The run folder, empty but for its marker. An existing folder is emptied only when it is a run folder
+    (it holds RUN_MARKER, or nothing but the runner's logs/, prediction/ and scoring/) and used when empty;
+    any other folder is refused, so that nothing outside a run folder is ever deleted."""
+    run_dir = Path(out_dir).resolve()
+    if run_dir.exists() and not run_dir.is_dir():
+        raise RunnerError(f"run folder {run_dir} is a file")
+    if run_dir.is_dir() and any(run_dir.iterdir()):
+        names = {entry.name for entry in run_dir.iterdir()}
+        # A run folder of an earlier version has no marker but holds only the runner's own folders.
+        if not (run_dir / RUN_MARKER).is_file() and not names <= {"logs", "prediction", "scoring"}:
+            raise RunnerError(f"{run_dir} is not empty and is not a run folder (no {RUN_MARKER}): "
+                              f"choose another --out")
+        for entry in run_dir.iterdir():
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry)
+            else:
+                entry.unlink()
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / RUN_MARKER).touch()
+    return run_dir
+
+
+def program_folder_zip(folder: Path) -> bytes:
+    """A program folder as the worker receives it. This project's own programs (their files are those of
+    its scoring_program/ or ingestion_program/) travel with the library beside them, as `codascore bundle`
+    zips them; any other folder is taken exactly as given, without the library."""
+    own = {name: path.read_bytes() for name, path in zips.folder_entries(folder)
+           if not name.startswith(("codascore/", "vendor/"))}
+    for source in ("scoring_program", "ingestion_program"):
+        project = project_root() / source
+        if project.is_dir() and own == {name: path.read_bytes() for name, path in zips.folder_entries(project)}:
+            return bundle.program_zip(folder)
+    return zips.folder_zip(folder)
+
+
+@dataclasses.dataclass
+class _Program:
+    """One container of a step: its command, its mounts, where its logs go."""
+
+    name: str
+    command: str
+    mounts: list[containers.Mount]
+    log_prefix: Path
+
+
+def run_step(container: containers.Container, programs: list[_Program], timeout: float, label: str
+             ) -> tuple[dict[str, int | None], dict[str, float], str]:
+    """Start a step's programs at the same time, as the worker does, and wait for them under one time limit.
+    Returns each program's exit code (None when stopped at the limit) and elapsed seconds, and stderr."""
+    running, files = {}, []
+    try:
+        for program in programs:
+            out = open(f"{program.log_prefix}_stdout.txt", "wb")
+            err = open(f"{program.log_prefix}_stderr.txt", "wb")
+            files += [out, err]
+            running[program.name] = container.start(shlex.split(program.command), program.mounts,
+                                                    f"codascore-{os.getpid()}-{label}-{program.name}", out, err)
+        codes, elapsed, exceeded = containers.wait_all(container, running, timeout)
+    except BaseException:
+        for name, proc in running.items():
+            container.stop(proc, name)
+        raise
+    finally:
+        for file in files:
+            file.close()
+    stderr = "".join(Path(f"{p.log_prefix}_stderr.txt").read_text(errors="replace") for p in programs)
+    if exceeded:
         stderr += f"\nExecution Time Limit exceeded. Limit was {timeout:g} seconds\n"
-    return code, elapsed, stderr
+    return codes, elapsed, stderr
 
 
-def run(task_name: str, submission: Path, out_dir: Path, root: Path | None = None,
+def worker_metadata(codes: dict[str, int | None], elapsed: dict[str, float]) -> str:
+    """res/metadata as the worker writes it after the prediction step: yaml.dump's sorted keys, and
+    elapsedTime the submission's own command's time, else the ingestion's (docs/codabench.md#the-compute-worker)."""
+    status = {"exitCode": codes.get("program"),
+              "elapsedTime": elapsed.get("program") or elapsed.get("ingestion"),
+              "ingestionExitCode": codes.get("ingestion"),
+              "ingestionElapsedTime": elapsed.get("ingestion")}
+    return yaml.dump(status, default_flow_style=False)
+
+
+def run(task_name: str, submission: Path, out_dir: Path | None = None, root: Path | None = None,
         time_limit: float | None = None, max_submission_bytes: int = zips.MAX_ARCHIVE_BYTES,
-        quiet: bool = False, python: str | None = None) -> RunResult:
-    """Run the prediction and scoring steps for one submission; return the outcome and scores. python is
-    the interpreter that ``python3``/``python`` in the metadata commands run (default: this one)."""
+        quiet: bool = False, python: str | None = None, container: containers.Container | None = None
+        ) -> RunResult:
+    """Run the prediction and scoring steps for one submission; return the outcome and scores.
+
+    out_dir is the run folder (default: a new one below runs/<task>/ in the working folder); container is where each step
+    runs (default: containers.choose(), a bubblewrap sandbox when it works here). python is the interpreter
+    that ``python3``/``python`` in the metadata commands run (default: this one)."""
     root = Path(root) if root else project_root()
-    python = interpreter(python) if python else None
+    if container is None:
+        container = containers.choose(python=interpreter(python) if python else None)
+    elif python:
+        container = dataclasses.replace(container, python=interpreter(python))
     layout = find_layout(root, task_name)
     limit = float(time_limit if time_limit is not None else layout.time_limit)
-    run_dir = Path(out_dir).resolve()
-    if run_dir.exists():
-        shutil.rmtree(run_dir)
+    run_dir = prepare_run_dir(out_dir) if out_dir is not None else default_run_dir(Path("runs"), task_name, submission)
     logs = run_dir / "logs"
-    logs.mkdir(parents=True)
+    logs.mkdir()
     say = (lambda message: None) if quiet else (lambda message: print(message, file=sys.stderr, flush=True))
+    if not container.isolated:
+        print(containers.UNISOLATED_WARNING, file=sys.stderr, flush=True)
     started = time.perf_counter()
 
-    # ---- prediction step
+    def failed(reason: str, error: str = "") -> RunResult:
+        return RunResult(task_name, Path(submission).name, run_dir, None, {}, [reason],
+                         time.perf_counter() - started, error=error or reason)
+
+    # ---- prediction step: /app/program, /app/output, /app/data (read-only), /app/input_data when the task
+    # has input data, /app/ingested_program for the ingestion program; no /app/shared.
     step = run_dir / "prediction"
-    submission_dir, output = step / "ingested_program", step / "output"
-    for folder in (output, step / "shared"):
+    submission_dir, output, data = step / "ingested_program", step / "output", step / "data"
+    for folder in (output, data):
         folder.mkdir(parents=True)
     try:
         place_submission(submission, submission_dir, max_submission_bytes)
+        submission_command = read_command(submission_dir)
     except RunnerError as exc:
-        return RunResult(task_name, Path(submission).name, run_dir, None, {}, [str(exc)],
-                         time.perf_counter() - started, error=str(exc))
-    metadata = {"exitCode": None, "elapsedTime": None, "ingestionExitCode": None, "ingestionElapsedTime": None}
-    submission_command = read_command(submission_dir)
+        return failed(str(exc))
+    common = [containers.Mount(output, "/app/output"), containers.Mount(data, "/app/data", read_only=True)]
+    if layout.input_data:
+        materialise(zips.folder_zip(layout.input_data), step / "input_data")
+        common.append(containers.Mount(step / "input_data", "/app/input_data"))
+    programs = []
     if submission_command is None:
         # A results submission: the worker copies it into the output (which becomes res/).
         shutil.copytree(submission_dir, output, dirs_exist_ok=True)
     elif submission_command:
         say(f"[prediction] running the submission's own command: {submission_command}")
-        mounts = {"/app/program": submission_dir, "/app/output": output, "/app/shared": step / "shared"}
-        if layout.input_data:
-            mounts["/app/input_data"] = step / "input_data"
-        code, elapsed, _ = _run_container(submission_command, mounts, submission_dir, limit, logs / "prediction",
-                                        python)
-        metadata.update(exitCode=code, elapsedTime=elapsed)
+        programs.append(_Program("program", submission_command,
+                                 [containers.Mount(submission_dir, "/app/program"), *common], logs / "prediction"))
     if layout.ingestion_program is not None:
-        materialise(bundle.program_zip(layout.ingestion_program), step / "program")
-        if layout.input_data:
-            materialise(zips.folder_zip(layout.input_data), step / "input_data")
+        materialise(program_folder_zip(layout.ingestion_program), step / "program")
         command = read_command(step / "program")
         if not command:
             raise RunnerError("the ingestion program has no metadata.yaml command")
         say(f"[prediction] ingestion program: {command}")
-        mounts = {"/app/program": step / "program", "/app/ingested_program": submission_dir,
-                  "/app/input_data": step / "input_data", "/app/output": output, "/app/shared": step / "shared"}
-        code, elapsed, stderr = _run_container(command, mounts, step / "program", limit, logs / "ingestion", python)
-        metadata.update(ingestionExitCode=code, ingestionElapsedTime=elapsed)
-        if code is None:
-            return RunResult(task_name, Path(submission).name, run_dir, None, {},
-                             [f"prediction step exceeded the time limit of {limit:g} s"],
-                             time.perf_counter() - started, error=stderr)
-    (output / "metadata").write_text(yaml.safe_dump(metadata, sort_keys=False))
+        programs.append(_Program("ingestion", command,
+                                 [containers.Mount(step / "program", "/app/program"),
+                                  containers.Mount(submission_dir, "/app/ingested_program"), *common],
+                                 logs / "ingestion"))
+    codes, elapsed, stderr = run_step(container, programs, limit, "prediction")
+    if any(code is None for name, code in codes.items()):
+        return failed(f"prediction step exceeded the time limit of {limit:g} s", stderr)
+    if (output / "metadata").exists():
+        return failed("the prediction step wrote output/metadata (the worker's file): Codabench fails the run")
+    (output / "metadata").write_text(worker_metadata(codes, elapsed))
 
-    # ---- scoring step
+    # ---- scoring step: /app/program, /app/input (ref/ and res/), /app/output, /app/shared, /app/data
     step = run_dir / "scoring"
-    materialise(bundle.program_zip(layout.scoring_program), step / "program")
+    materialise(program_folder_zip(layout.scoring_program), step / "program")
     materialise(zips.folder_zip(layout.reference_data), step / "input" / "ref")
     materialise(zips.folder_zip(run_dir / "prediction" / "output"), step / "input" / "res")
-    (step / "output").mkdir()
-    (step / "shared").mkdir()
+    for folder in ("output", "shared", "data"):
+        (step / folder).mkdir()
     command = read_command(step / "program")
     if not command:
         raise RunnerError(f"{layout.scoring_program.name} has no metadata.yaml command")
     say(f"[scoring] {command}")
-    code, elapsed, stderr = _run_container(command, {"/app": step}, step / "program", limit, logs / "scoring",
-                                           python)
+    mounts = [containers.Mount(step / "program", "/app/program"), containers.Mount(step / "input", "/app/input"),
+              containers.Mount(step / "output", "/app/output"), containers.Mount(step / "shared", "/app/shared"),
+              containers.Mount(step / "data", "/app/data", read_only=True)]
+    codes, _, stderr = run_step(container, [_Program("program", command, mounts, logs / "scoring")], limit,
+                                "scoring")
+    code = codes["program"]
     scores, violations = check_outputs(step / "output", code, layout)
     return RunResult(task_name, Path(submission).name, run_dir, code, scores, violations,
                      time.perf_counter() - started, error=stderr if code != 0 else "")
@@ -303,19 +426,27 @@ def check_outputs(output: Path, exit_code: int | None, layout: TaskLayout) -> tu
         if scores_path.exists():
             violations.append(f"exit code {exit_code} but scores.json was written")
         return {}, violations
-    if not scores_path.is_file():
-        return {}, violations + ["exit code 0 but no scores.json: Codabench fails the run"]
-    try:
-        scores = json.loads(scores_path.read_text(), parse_constant=lambda c: float(c))
-    except json.JSONDecodeError as exc:
-        return {}, violations + [f"scores.json is not valid JSON: {exc}"]
+    if not scores_path.is_file() and (output / "scores.txt").is_file():
+        # The worker's fallback: scores.txt, read as YAML, when there is no scores.json.
+        try:
+            scores = read_participant_yaml(output / "scores.txt")
+        except (RunnerError, OSError) as exc:
+            return {}, violations + [str(exc)]
+        scores_path = output / "scores.txt"
+    elif not scores_path.is_file():
+        return {}, violations + ["exit code 0 but no scores.json (nor scores.txt): Codabench fails the run"]
+    else:
+        try:
+            scores = json.loads(scores_path.read_text(), parse_constant=lambda c: float(c))
+        except json.JSONDecodeError as exc:
+            return {}, violations + [f"scores.json is not valid JSON: {exc}"]
     if not isinstance(scores, dict):
-        return {}, violations + ["scores.json is not a flat JSON object"]
+        return {}, violations + [f"{scores_path.name} is not a flat mapping of scores"]
     for key, value in scores.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            violations.append(f"scores.json: {key!r} is not a number ({type(value).__name__})")
+            violations.append(f"{scores_path.name}: {key!r} is not a number ({type(value).__name__})")
         elif not math.isfinite(value) or abs(value) >= MAX_ABS_SCORE:
-            violations.append(f"scores.json: {key!r} = {value} is not a finite number below 1e10")
+            violations.append(f"{scores_path.name}: {key!r} = {value} is not a finite number below 1e10")
     task = get_task(layout.task)
     required = set(task.score_keys)
     if layout.leaderboard_keys is not None:
@@ -326,7 +457,7 @@ def check_outputs(output: Path, exit_code: int | None, layout: TaskLayout) -> tu
     except (OSError, ValueError):
         omitted = set()
     for key in sorted(required - set(scores) - (omitted - {"score"})):
-        violations.append(f"scores.json lacks the column key {key!r}")
+        violations.append(f"{scores_path.name} lacks the column key {key!r}")
     page = output / "detailed_results.html"
     if page.is_file():
         import re

@@ -57,18 +57,25 @@ def folder_zip(folder: Path) -> bytes:
     return zip_bytes(folder_entries(folder), compress=False)
 
 
+#: The longest name of one path component that Linux file systems create (NAME_MAX, in bytes).
+MAX_NAME_BYTES = 255
+
+
 def check_archive(archive: zipfile.ZipFile, max_bytes: int = MAX_ARCHIVE_BYTES,
                   max_members: int = MAX_ARCHIVE_MEMBERS) -> list[zipfile.ZipInfo]:
     """Validate every member of a zip before anything is written; return the members.
 
-    Refused: absolute paths, drive letters, ``..`` components, backslashes used as separators, symbolic
-    links and other non-regular entries (Unix mode in external_attr), more than max_members entries, or a
-    total uncompressed size over max_bytes (zip bombs).
+    Refused, each with a one-line reason: max_members entries or more; absolute paths, drive letters,
+    ``..`` components, backslashes used as separators; entries that cannot be created (a file named ``.``
+    or with no name, a component over 255 bytes, a name that is both a file and a folder); symbolic links
+    and other non-regular entries (Unix mode in external_attr); a total uncompressed size over max_bytes
+    (zip bombs).
     """
     members = archive.infolist()
-    if len(members) > max_members:
-        raise UnsafeArchiveError(f"archive has {len(members)} entries, more than the limit {max_members}")
+    if len(members) >= max_members:
+        raise UnsafeArchiveError(f"archive has {len(members)} entries, at or over the limit of {max_members}")
     total = 0
+    files, folders = set(), set()
     for info in members:
         name = info.filename
         path = PurePosixPath(name)
@@ -76,13 +83,28 @@ def check_archive(archive: zipfile.ZipFile, max_bytes: int = MAX_ARCHIVE_BYTES,
             raise UnsafeArchiveError(f"archive entry {name!r} has an absolute or non-POSIX path")
         if any(part == ".." for part in path.parts):
             raise UnsafeArchiveError(f"archive entry {name!r} escapes the destination folder ('..')")
+        long = next((part for part in path.parts if len(part.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES),
+                    None)
+        if long is not None:
+            raise UnsafeArchiveError(f"archive entry {name[:60]!r}... has a name component of "
+                                     f"{len(long.encode('utf-8', 'surrogateescape'))} bytes, over the "
+                                     f"{MAX_NAME_BYTES} a file system allows")
         file_type = stat.S_IFMT(info.external_attr >> 16)  # 0 when the zip tool stored no type
         if file_type not in (0, stat.S_IFREG, stat.S_IFDIR):
             kind = "symbolic link" if file_type == stat.S_IFLNK else "special file"
             raise UnsafeArchiveError(f"archive entry {name!r} is a {kind}; only files and folders are allowed")
+        parts = tuple(part for part in path.parts if part != ".")
+        if not info.is_dir():
+            if not parts:
+                raise UnsafeArchiveError(f"archive entry {name!r} is a file without a name")
+            files.add(parts)
+        folders.update(parts[:end] for end in range(1, len(parts) + info.is_dir()))
         total += info.file_size
         if total > max_bytes:
             raise UnsafeArchiveError(f"archive expands to more than {max_bytes} bytes")
+    clash = min(files & folders, default=None)
+    if clash is not None:
+        raise UnsafeArchiveError(f"archive holds '{'/'.join(clash)}' both as a file and as a folder")
     return members
 
 

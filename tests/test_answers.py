@@ -143,6 +143,8 @@ SMALL = {
     "weak_lensing.phase1": ({"n_test": 40, "n_train_cosmologies": 3, "n_train_realisations": 2}, "label_test.npy"),
     "weak_lensing.phase2": ({"n_test": 40, "n_train_cosmologies": 3, "n_train_realisations": 2},
                             "label_test_phase2.npy"),
+    "weak_lensing.phase2_deployed": ({"n_test": 40, "n_train_cosmologies": 3, "n_train_realisations": 2},
+                                     "label_test_phase2.npy"),
     "ariel.retrieval": ({}, "ground_truth.npz"),
     "srbench.qualification": ({}, "data/friedman1_standin.csv"),
     "srbench.realworld": ({}, "test/value_cases.csv"),

@@ -26,3 +26,29 @@ def test_reference_with_task_names_generates_demo_data(tmp_path):
     assert main(["reference", "weak_lensing.phase1", "--root", str(tmp_path)]) == 0
     assert (tmp_path / "reference_data" / "weak_lensing.phase1" / "task.yaml").is_file()
     assert (tmp_path / "sample_submissions" / "weak_lensing.phase1" / "calibrated" / "result.json").is_file()
+
+
+def test_reference_uai_mlc_accepts_data_in_the_official_and_the_older_layout(tmp_path, capsys):
+    task = get_task("uai.mlc")
+    task.generate(tmp_path / "demo", dict(task.defaults), progress=lambda message: None)
+    models = tmp_path / "demo" / "reference_data" / "uai.mlc" / "models"
+    generated = json.loads((tmp_path / "demo" / "reference_data" / "uai.mlc" / "reference.json").read_text())
+    data_files = sorted(models.glob("*.uai.data"))
+    assert data_files
+    for path in data_files:  # written as the 2022 data-format page shows: pairs, then the weight
+        lines = [line.split() for line in path.read_text().splitlines() if line.strip()]
+        n_labelled = len(lines[1]) - 1 + len(lines[2]) - 1
+        assert all(len(tokens) == 2 * n_labelled + 1 for tokens in lines[5:])
+    assert main(["reference", "uai.mlc", str(models), str(tmp_path / "official")]) == 0
+    assert json.loads((tmp_path / "official" / "reference.json").read_text()) == generated
+    for path in [*data_files, *models.glob("*.uai.test")]:  # the older layout: counts in front of the pairs
+        text = path.read_text().splitlines()
+        e_count, q_count = text[1].split()[0], text[2].split()[0]
+        labelled = path.suffix == ".data"
+        rewritten = []
+        for tokens in (line.split() for line in text[6:]):
+            evidence, rest = tokens[:2 * int(e_count)], tokens[2 * int(e_count):]
+            rewritten.append(" ".join([e_count, *evidence] + ([q_count, *rest] if labelled else [])))
+        path.write_text("\n".join(text[:6] + rewritten) + "\n")
+    assert main(["reference", "uai.mlc", str(models), str(tmp_path / "older")]) == 0
+    assert json.loads((tmp_path / "older" / "reference.json").read_text()) == generated

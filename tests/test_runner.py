@@ -15,10 +15,13 @@ import numpy as np
 import pytest
 import yaml
 
-from codascore import errors, runner, sandbox
+from codascore import containers, errors, runner, sandbox
 from codascore.weak_lensing import metrics
+from sandbox_fixture import bubblewrap_sandbox
 
 TASK = "weak_lensing.phase1"
+#: Plain processes: the runner's behaviour without a sandbox (the /app paths rewritten on the command line).
+UNISOLATED = containers.Container("none")
 
 
 def sample(root: Path, name: str) -> Path:
@@ -108,15 +111,19 @@ json.dump({"score": 1.0}, open(os.path.join(out, "scores.json"), "w"))
 """
 
 
-def test_command_is_split_with_shlex_and_run_without_a_shell(project_data, tmp_path):
+@pytest.mark.parametrize("isolated", [True, False])
+def test_command_is_split_with_shlex_and_run_without_a_shell(project_data, tmp_path, isolated):
+    """In a sandbox the /app paths are real; without one they are rewritten onto the step's folders."""
     root = fake_root(project_data, tmp_path,
                      "python3 /app/program/probe.py /app/output '$HOME' && touch /app/output/pwned ; echo `id`",
                      PROBE)
-    result = runner.run(TASK, sample(project_data, "calibrated"), tmp_path / "run", root=root, quiet=True)
+    result = runner.run(TASK, sample(project_data, "calibrated"), tmp_path / "run", root=root, quiet=True,
+                        container=bubblewrap_sandbox() if isolated else UNISOLATED)
     output = result.run_dir / "scoring" / "output"
     probe = json.loads((output / "argv.json").read_text())
-    assert probe["argv"] == ["$HOME", "&&", "touch", str(output / "pwned"), ";", "echo", "`id`"]
-    assert Path(probe["cwd"]) == result.run_dir / "scoring" / "program"
+    app_output = "/app/output" if isolated else str(output)
+    assert probe["argv"] == ["$HOME", "&&", "touch", f"{app_output}/pwned", ";", "echo", "`id`"]
+    assert probe["cwd"] == ("/app/program" if isolated else str(result.run_dir / "scoring" / "program"))
     assert not (output / "pwned").exists()
 
 
@@ -133,13 +140,13 @@ def test_run_python_maps_python3_onto_the_given_interpreter(project_data, tmp_pa
     root = fake_root(project_data, tmp_path, "python3 /app/program/probe.py /app/output", PROBE)
     wrapper, log = wrapper_interpreter(tmp_path)
     result = runner.run(TASK, sample(project_data, "calibrated"), tmp_path / "run", root=root, quiet=True,
-                        python=str(wrapper))
+                        python=str(wrapper), container=UNISOLATED)
     assert result.exit_code == 0 and result.scores == {"score": 1.0}, result.error
     program = result.run_dir / "scoring" / "program"
     assert log.read_text().splitlines() == [f"{wrapper} {program / 'probe.py'} {result.run_dir / 'scoring' / 'output'}"]
     # Without it, this interpreter runs the command and the wrapper is not called again.
     assert runner.run(TASK, sample(project_data, "calibrated"), tmp_path / "again", root=root,
-                      quiet=True).exit_code == 0
+                      quiet=True, container=UNISOLATED).exit_code == 0
     assert len(log.read_text().splitlines()) == 1
 
 
@@ -149,7 +156,7 @@ def test_cli_run_python_uses_the_interpreter_or_names_a_missing_one(project_data
     wrapper, log = wrapper_interpreter(tmp_path)
     monkeypatch.chdir(tmp_path)  # a relative --python is found from here, though the step runs elsewhere
     assert cli_main(["run", TASK, str(sample(project_data, "calibrated")), "--root", str(project_data),
-                     "--out", str(tmp_path / "run"), "--python", "./other-python"]) == 0
+                     "--out", str(tmp_path / "run"), "--python", "./other-python", "--no-sandbox"]) == 0
     assert "score.py" in log.read_text()
     assert cli_main(["run", TASK, str(sample(project_data, "calibrated")), "--root", str(project_data),
                      "--out", str(tmp_path / "run"), "--python", "no-such-python3.12"]) == 2

@@ -136,3 +136,49 @@ def test_likelihood_validates_its_arguments():
     with pytest.raises(ValueError, match="evidence value 1"):
         log10_likelihood(model, [0, 1, 0], {0: 1})
     assert log10_likelihood(model, [1, 1, 0]) == -math.inf  # a zero entry
+
+
+# The examples of the 2022 format pages (uci-2022 _pages/root/file-formats/data-format.md and
+# test-format.md): 10 variables, E = (5, 6, 8), Q = (1, 4, 7), H = (0, 2, 3, 9).
+MLC_PREAMBLE = "10\n3 5 6 8\n3 1 4 7\n4 0 2 3 9\n\n2\n"
+MLC_DATA_OFFICIAL = MLC_PREAMBLE + "5 2 6 1 8 0 1 0 4 2 7 1 -48.21\n5 1 6 0 8 3 1 1 4 0 7 1 -76.27\n"
+MLC_TEST_OFFICIAL = MLC_PREAMBLE + "5 2 6 1 8 0\n5 1 6 0 8 3\n"
+# The same lines in the older layout, a count before the evidence pairs and before the label pairs.
+MLC_DATA_PREFIXED = MLC_PREAMBLE + "3 5 2 6 1 8 0 3 1 0 4 2 7 1 -48.21\n3 5 1 6 0 8 3 3 1 1 4 0 7 1 -76.27\n"
+MLC_TEST_PREFIXED = MLC_PREAMBLE + "3 5 2 6 1 8 0\n3 5 1 6 0 8 3\n"
+
+
+@pytest.mark.parametrize("data_text, test_text", [(MLC_DATA_OFFICIAL, MLC_TEST_OFFICIAL),
+                                                  (MLC_DATA_PREFIXED, MLC_TEST_PREFIXED)],
+                         ids=["official", "count_prefixed"])
+def test_mlc_data_and_test_lines_of_the_format_pages_in_both_layouts(data_text, test_text):
+    data = files.parse_mlc_data(data_text, "p.uai.data", with_labels=True)
+    assert (data.evidence_vars, data.query_vars, data.hidden_vars) == ([5, 6, 8], [1, 4, 7], [0, 2, 3, 9])
+    assert data.evidence == [{5: 2, 6: 1, 8: 0}, {5: 1, 6: 0, 8: 3}]
+    assert data.query == [{1: 0, 4: 2, 7: 1}, {1: 1, 4: 0, 7: 1}]
+    assert data.weights == [-48.21, -76.27]
+    test = files.parse_mlc_data(test_text, "p.uai.test", with_labels=False)
+    assert test.evidence == data.evidence and test.query is None
+
+
+def test_mlc_writer_uses_the_official_layout_and_round_trips():
+    data = files.parse_mlc_data(MLC_DATA_PREFIXED, "p.uai.data")
+    written = files.format_mlc_data(data, 10)
+    assert written.splitlines()[6].split() == "5 2 6 1 8 0 1 0 4 2 7 1 -48.210000".split()
+    assert files.parse_mlc_data(written, "p.uai.data") == data
+
+
+@pytest.mark.parametrize("line, with_labels, message", [
+    ("5 2 6 1 8 0 1 0 4 2 7 -48.21", True, "11 integer tokens match no layout: expected 12 tokens"),
+    ("5 2 6 1 8 0 1 0 4 2 7 1 0 -48.21", True, "13 integer tokens match no layout"),
+    ("5 2 6 1", False, "4 integer tokens match no layout: expected 6 tokens"),
+    ("5 2 6 1 6 0", False, "each evidence variable exactly one value"),
+    ("5 2 6 1 9 0", False, "each evidence variable exactly one value"),
+    ("5 2 6 1 8 0 1 0 4 2 3 1 -48.21", True, "each evidence variable and each query variable"),
+    ("2 5 2 6 1 8 0 3 1 0 4 2 7 1 -48.21", True, "match no layout"),  # a wrong count is not taken as a pair
+])
+def test_mlc_lines_matching_neither_layout_are_refused_with_the_line(line, with_labels, message):
+    text = MLC_PREAMBLE.replace("\n2\n", "\n1\n") + line + "\n"
+    with pytest.raises(FormatError, match="line 7") as caught:
+        files.parse_mlc_data(text, "p.uai.data", with_labels=with_labels)
+    assert message in str(caught.value)

@@ -311,3 +311,31 @@ def test_update_best_command_errors(project_data, tmp_path, capsys):
     assert main(["uai", "update-best", str(ref), str(bad)]) == 1
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "details.json: not a details.json" in err and "ERROR" not in err
+
+
+# A solver as 2022's Docker images ran it: no arguments read, only the requirements page's environment
+# variables; it refuses to run without its memory limit, as solvers that size their caches from MEMKB do.
+DOCKER_STYLE_RUN_SH = """set -eu
+: "${MEMKB:?MEMKB is not set}" "${TIMESEC:?TIMESEC is not set}"
+test -r "$MODEL" && test -r "$EVID"
+printf 'PR\\n-BEGIN-\\n%s\\n' "$(( MEMKB % 1000 ))" > "$RESULT"
+"""
+
+
+def test_a_run_sh_solver_reading_memkb_is_scored_without_exec_bits(project_data, tmp_path):
+    task = TASKS["uai.pr"]
+    input_dir = project_data / "input_data" / "uai.pr"
+    code = tmp_path / "code"
+    code.mkdir()
+    (code / "run.sh").write_text(DOCKER_STYLE_RUN_SH)
+    (code / "run.sh").chmod(0o644)  # as unzipped: no execute bit
+    out = tmp_path / "out"
+    task.ingest(input_dir, out, code, task.load_config({"memory_kb": 4_000_123, "time_limit": 10.0}))
+    answers = sorted(out.iterdir())
+    assert len(answers) == len(list((input_dir / "models").glob("*.uai")))
+    assert all(result_files.parse_pr(path.read_text()) == 123.0 for path in answers)  # MEMKB reached the solver
+    # The same solver through the local runner, with the task.yaml's memory_kb (or its default 8000000).
+    result = runner.run("uai.pr", code, tmp_path / "run", root=project_data, quiet=True)
+    assert result.scored and result.scores["n_answered"] == len(answers)
+    with pytest.raises(ReferenceDataError, match="memory_kb"):
+        task.ingest(input_dir, tmp_path / "out2", code, task.load_config({"memory_kb": -1}))

@@ -226,3 +226,92 @@ def test_broken_model_fails_with_its_traceback_shown(sample_runs):
         assert "model.py" in result.error and "ValueError: cannot reshape" in result.error
         page = (result.run_dir / "scoring" / "output" / "detailed_results.html").read_text()
         assert "cannot reshape" in page and "nothing was scored" in page
+
+
+# A model written to the official repository's ingestion (FAIR-Universe/Cosmology_Challenge
+# ingestion_program/ingestion.py): Model() without arguments, fit() without data, predict({"data": maps})
+# returning (means, errorbars), which the official ingestion unpacks.
+OFFICIAL_INTERFACE_MODEL = """
+    import numpy as np
+
+    class Model:
+        def __init__(self):
+            self.fitted = False
+
+        def fit(self):
+            self.fitted = True  # an official model ships what it learnt; no data is passed
+
+        def predict(self, test_data):
+            assert self.fitted and set(test_data) == {"data"}
+            maps = test_data["data"]
+            assert maps.ndim == 3 and maps.dtype == np.float32
+            n = len(maps)
+            return np.tile([0.3, 0.8], (n, 1)), np.full((n, 2), 0.1)
+    """
+
+
+def test_official_interface_model_runs_through_codascore_run(project_data, tmp_path, capsys):
+    from codascore.cli import main
+
+    submission = model_folder(tmp_path, OFFICIAL_INTERFACE_MODEL)
+    code = main(["run", "weak_lensing.phase1", str(submission), "--root", str(project_data),
+                 "--out", str(tmp_path / "run")])
+    output = capsys.readouterr().out
+    assert code == 0, output
+    scores = json.loads(next((tmp_path / "run").rglob("scores.json")).read_text())
+    assert set(scores) == {"score", "avg_coverage", "R_squared", "MSE"}
+    truth = np.load(project_data / "reference_data" / "weak_lensing.phase1" / "label_test.npy")[:, :2]
+    means, sigma = np.tile([0.3, 0.8], (len(truth), 1)), 0.1
+    expected = -np.mean(np.sum((means - truth) ** 2 / sigma ** 2 + np.log(sigma ** 2)
+                               + 1000 * (means - truth) ** 2, axis=1))
+    assert scores["score"] == pytest.approx(expected, rel=1e-9)
+    result = json.loads(next((tmp_path / "run").rglob("result.json")).read_text())
+    assert np.array(result["means"]).shape == truth.shape
+
+
+def test_official_interface_is_told_apart_by_fit(tmp_path, small_inputs):
+    """fit(self) is the official interface; fit(self, *args) and fit with defaults take the project's
+    arguments; a Phase 2 deployed model may return its ood_scores alone."""
+    submission = model_folder(tmp_path, """
+        import numpy as np
+
+        class Model:
+            def fit(self, train_maps=None, train_labels=None):
+                self.n_train = len(train_maps)
+
+            def predict(self, maps):
+                return {"p_ind": np.full(len(maps), 0.5 if self.n_train == 16 else 0.0)}
+        """)
+    result = ingest("weak_lensing.phase2", small_inputs["weak_lensing.phase2"], submission, tmp_path / "out")
+    assert result == {"p_ind": [0.5] * 40}
+    official = tmp_path / "official"
+    official.mkdir()
+    (official / "model.py").write_text(textwrap.dedent("""
+        import numpy as np
+
+        class Model:
+            def fit(self):
+                pass
+
+            def predict(self, test_data):
+                return -test_data["data"].reshape(len(test_data["data"]), -1).std(axis=1)
+        """))
+    result = ingest("weak_lensing.phase2", small_inputs["weak_lensing.phase2"], official, tmp_path / "out2",
+                    ranking="deployed")
+    assert set(result) == {"ood_scores"} and len(result["ood_scores"]) == 40
+
+
+def test_the_official_format_sample_scores_the_official_tpr_under_the_deployed_ranking(project_data, tmp_path):
+    from sklearn.metrics import roc_curve
+
+    name = "weak_lensing.phase2_deployed"
+    sample = project_data / "sample_submissions" / name / "official_format"
+    submitted = json.loads((sample / "result.json").read_text())
+    assert set(submitted) == {"ood_scores"}  # the official starting kits' format
+    result = runner.run(name, sample, tmp_path / "run", root=project_data, quiet=True)
+    assert result.scored, (result.violations, result.error)
+    is_ood = np.load(project_data / "reference_data" / name / "label_test_phase2.npy")
+    fpr, tpr, _ = roc_curve(is_ood, submitted["ood_scores"])
+    expected = np.mean(np.interp(np.logspace(np.log10(0.001), np.log10(0.05), 100), fpr, tpr))
+    assert abs(result.scores["score"] - expected) <= 1e-12
+    assert "log_likelihood" not in result.scores

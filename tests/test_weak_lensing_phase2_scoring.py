@@ -133,7 +133,8 @@ def test_single_class_reference_omits_tpr_with_a_warning(tmp_path):
     code, stderr, out = score(tmp_path, result={"p_ind": P_IND}, is_ood=[0] * 8)
     assert code == 0, stderr
     scores = json.loads((out / "scores.json").read_text())
-    assert set(scores) == {"score"} and "single class" in stderr
+    assert set(scores) == {"score", "log_likelihood"} and "single class" in stderr
+    assert scores["score"] == scores["log_likelihood"]
 
 
 def test_report_has_figures_and_reveals_no_per_instance_truth(tmp_path):
@@ -147,3 +148,68 @@ def test_report_has_figures_and_reveals_no_per_instance_truth(tmp_path):
     details = json.loads((out / "details.json").read_text())
     assert all(set(record) == {"id", "p_ind"} for record in details["instances"])
     assert "is_ood" not in stderr and str(is_ood.tolist()[:20])[1:-1] not in stderr + page
+
+
+def official_tpr_at_low_fpr(is_ood, ood_scores) -> float:
+    """The deployed Phase 2 score as the official scoring program documents it (FAIR-Universe/
+    Cosmology_Challenge scoring_program/score.py, _score_phase2): scikit-learn's ROC curve, numpy's
+    interpolation at 100 FPRs log-spaced from 0.001 to 0.05, the mean."""
+    from sklearn.metrics import roc_curve
+
+    fpr, tpr, _ = roc_curve(is_ood, ood_scores)
+    return float(np.mean(np.interp(np.logspace(np.log10(0.001), np.log10(0.05), 100), fpr, tpr)))
+
+
+def deployed_case(n=3000, seed=7):
+    rng = np.random.default_rng(seed)
+    is_ood = (rng.uniform(size=n) < 0.3).astype(int)
+    # rounded, so that tied scores make diagonal ROC segments as real submissions' do
+    ood_scores = np.round(rng.normal(1.5 * is_ood, 1.0), 2)
+    return is_ood, ood_scores
+
+
+def test_deployed_ranking_scores_the_official_format_with_the_official_formula(tmp_path):
+    is_ood, ood_scores = deployed_case()
+    code, stderr, out = score(tmp_path, result={"ood_scores": ood_scores.tolist()}, is_ood=is_ood.tolist(),
+                              config={"ranking": "deployed"})
+    assert code == 0, stderr
+    scores = json.loads((out / "scores.json").read_text())
+    expected = official_tpr_at_low_fpr(is_ood, ood_scores)
+    assert 0.05 < expected < 0.95
+    assert abs(scores["score"] - expected) <= 1e-12 and scores["tpr_low_fpr"] == scores["score"]
+    assert "log_likelihood" not in scores  # no p_ind, no log-likelihood
+    assert json.loads((out / "details.json").read_text())["ranking"] == "deployed"
+
+
+def test_deployed_ranking_reports_the_log_likelihood_of_p_ind_as_an_extra_column(tmp_path):
+    is_ood, ood_scores = deployed_case(400, seed=3)
+    p_ind = 1 / (1 + np.exp(ood_scores - 0.75))
+    result = {"p_ind": p_ind.tolist(), "ood_scores": ood_scores.tolist()}
+    code, stderr, out = score(tmp_path / "deployed", result=result, is_ood=is_ood.tolist(),
+                              config={"ranking": "deployed"})
+    assert code == 0, stderr
+    deployed = json.loads((out / "scores.json").read_text())
+    assert abs(deployed["score"] - official_tpr_at_low_fpr(is_ood, ood_scores)) <= 1e-12
+    assert deployed["log_likelihood"] == pytest.approx(ood_score(1 - is_ood, p_ind), rel=1e-12)
+    code, stderr, out = score(tmp_path / "seed", result=result, is_ood=is_ood.tolist())
+    seed = json.loads((out / "scores.json").read_text())
+    assert seed["score"] == seed["log_likelihood"] == deployed["log_likelihood"]
+    assert seed["tpr_low_fpr"] == deployed["score"]
+
+
+@pytest.mark.parametrize("result, config, code_expected, words", [
+    ({"scores": [0.5] * 8}, {"ranking": "deployed"}, 1, ["missing key 'ood_scores'", "p_ind"]),
+    ({"ood_scores": [0.5] * 7}, {"ranking": "deployed"}, 1, ["'ood_scores' has 7 values, expected 8"]),
+    ({"ood_scores": [0.5] * 8}, {"ranking": "official"}, 2, ["ranking must be one of", "official"]),
+])
+def test_deployed_ranking_refusals(tmp_path, result, config, code_expected, words):
+    code, stderr, out = score(tmp_path, result=result, config=config)
+    assert code == code_expected and not (out / "scores.json").exists()
+    for word in words:
+        assert word in stderr
+
+
+def test_deployed_ranking_needs_both_classes_in_the_reference(tmp_path):
+    code, stderr, _ = score(tmp_path, result={"ood_scores": P_IND}, is_ood=[1] * 8,
+                            config={"ranking": "deployed"})
+    assert code == 2 and "needs both classes" in stderr

@@ -285,7 +285,13 @@ def format_query(query) -> str:
 
 
 def format_pairs(answer: dict[int, int]) -> str:
-    return " ".join(str(int(x)) for x in [len(answer)] + [y for v in sorted(answer) for y in (v, answer[v])])
+    """``n v1 x1 ... vn xn``, variables ascending (the result and evidence files' pairs)."""
+    return " ".join([str(len(answer)), format_bare_pairs(answer)]).rstrip()
+
+
+def format_bare_pairs(answer: dict[int, int]) -> str:
+    """``v1 x1 ... vn xn`` without a count (the official MLC data and test lines)."""
+    return " ".join(str(int(y)) for v in sorted(answer) for y in (v, answer[v]))
 
 # ----------------------------------------------------------------------------------------------
 # MLC .data / .test files (docs/uai.md#mlc-data-and-test-files)
@@ -303,9 +309,30 @@ class MLCData:
     weights: list[float] | None = None
 
 
+def _mlc_line_pairs(vals: list[int], n_labelled: int, source: str, line: int) -> list[int]:
+    """The variable-value tokens of one MLC line, without the count prefix of the older layout.
+
+    The official layout (``data-format.md``, ``test-format.md``) is the pairs alone: 2·n tokens for n =
+    |E| (``.test``) or |E| + |Q| (``.data``, weight removed). The older layout puts a count before the
+    evidence pairs and another before the label pairs: 2·n + 1 (``.test``) or 2·n + 2 tokens (``.data``).
+    The preamble fixes n, so the token count alone tells the layouts apart; any other count is refused
+    (docs/uai.md#mlc-data-and-test-files)."""
+    n_evidence, n_query = n_labelled
+    official = 2 * (n_evidence + n_query)
+    if len(vals) == official:
+        return vals
+    prefixed = official + (2 if n_query else 1)
+    if len(vals) == prefixed and vals[0] == n_evidence and (not n_query or vals[1 + 2 * n_evidence] == n_query):
+        return vals[1:1 + 2 * n_evidence] + vals[2 + 2 * n_evidence:]
+    layouts = (f"{official} tokens (variable-value pairs, the official layout) or {prefixed} "
+               f"(the same with the counts {n_evidence}" + (f" and {n_query}" if n_query else "") + " in front)")
+    raise FormatError(f"{source}: line {line}: {len(vals)} integer tokens match no layout: expected {layouts}")
+
+
 def parse_mlc_data(text: str, source: str, model: Model | None = None, with_labels: bool = True) -> MLCData:
     """Parse a ``.data`` (with_labels) or ``.test`` file: preamble N, |E| e.., |Q| q.., |H| h.., then T and
-    T lines of evidence pairs (and, in .data, query pairs and the log10 weight)."""
+    T lines of evidence pairs (and, in .data, label pairs and the log10 weight), in the official layout
+    (pairs only) or the older count-prefixed one (:func:`_mlc_line_pairs`)."""
     lines = [(i + 1, line.split()) for i, line in enumerate(text.splitlines()) if line.strip()]
     if len(lines) < 5:
         raise FormatError(f"{source}: expected the 4-line preamble and the line count")
@@ -328,6 +355,7 @@ def parse_mlc_data(text: str, source: str, model: Model | None = None, with_labe
     count = ints(lines[4], "T")
     if len(count) != 1 or count[0] != len(lines) - 5:
         raise FormatError(f"{source}: line {lines[4][0]}: T = {count} but {len(lines) - 5} lines follow")
+    e_set, q_set = set(e_vars), set(q_vars)
     data = MLCData(e_vars, q_vars, h_vars, [], [] if with_labels else None, [] if with_labels else None)
     for line, toks in lines[5:]:
         try:
@@ -337,32 +365,32 @@ def parse_mlc_data(text: str, source: str, model: Model | None = None, with_labe
             vals = [int(t) for t in toks]
         except (ValueError, IndexError):
             raise FormatError(f"{source}: line {line}: malformed line") from None
-        k = vals[0] if vals else -1
-        ev = dict(zip(vals[1:1 + 2 * k:2], vals[2:2 + 2 * k:2])) if k >= 0 else None
-        if ev is None or sorted(ev) != sorted(e_vars):
-            raise FormatError(f"{source}: line {line}: the evidence pairs must cover the evidence variables")
+        pairs = _mlc_line_pairs(vals, (len(e_vars), len(q_vars) if with_labels else 0), source, line)
+        assignment = list(zip(pairs[::2], pairs[1::2]))
+        ev = {v: x for v, x in assignment if v in e_set}
+        qv = {v: x for v, x in assignment if v in q_set}
+        if len(ev) != len(e_set) or len(ev) + len(qv) != len(assignment):
+            raise FormatError(f"{source}: line {line}: the pairs must give each evidence variable "
+                              + ("and each query variable " if with_labels else "") + "exactly one value")
+        if with_labels and len(qv) != len(q_set):
+            raise FormatError(f"{source}: line {line}: the query pairs must cover the query variables")
         data.evidence.append(ev)
-        rest = vals[1 + 2 * k:]
         if with_labels:
-            kq = rest[0] if rest else -1
-            qv = dict(zip(rest[1::2], rest[2::2]))
-            if kq != len(q_vars) or len(rest) != 1 + 2 * kq or sorted(qv) != sorted(q_vars):
-                raise FormatError(f"{source}: line {line}: the query pairs must cover the query variables")
             data.query.append(qv)
             data.weights.append(weight)
-        elif rest:
-            raise FormatError(f"{source}: line {line}: unexpected tokens after the evidence pairs")
     return data
 
 
 def format_mlc_data(data: MLCData, n_vars: int) -> str:
+    """The official layout: evidence pairs, then (``.data``) label pairs and the weight, no counts."""
     head = [str(n_vars)] + [" ".join(str(x) for x in [len(v), *v])
                             for v in (data.evidence_vars, data.query_vars, data.hidden_vars)]
     lines = head + ["", str(len(data.evidence))]
     for i, ev in enumerate(data.evidence):
-        line = format_pairs(ev)
+        line = format_bare_pairs(ev)
         if data.query is not None:
-            line += " " + format_pairs(data.query[i]) + f" {data.weights[i]:.6f}"
+            line = " ".join(part for part in (line, format_bare_pairs(data.query[i]), f"{data.weights[i]:.6f}")
+                            if part)
         lines.append(line)
     return "\n".join(lines) + "\n"
 

@@ -1,11 +1,14 @@
 """Ingestion of code submissions: run the participant's solver once per instance under the time limit.
 
 The submission holds ``solver.py`` (run with the interpreter running the ingestion) or ``run.sh`` (run
-with ``bash``; unzipped files carry no execute bit). Each call gets
+with ``bash``; unzipped files carry no execute bit, so a 2022 Docker image's entry script runs as it is).
+Each call gets
 
     --task TASK --model M.uai --evid M.uai.evid [--query M.uai.query] [--test M.uai.test] --result R
 
-and the same paths in the 2022 environment variables MODEL, EVID, QUERY, TEST, RESULT, TASK, TIMESEC.
+and the 2022 requirements page's environment variables: the same paths in MODEL, EVID, QUERY, TEST and
+RESULT, the limits in TIMESEC (task.yaml ``time_limit``) and MEMKB (task.yaml ``memory_kb``), and TASK
+(docs/uai.md#code-submissions-and-the-2022-solver-environment).
 The result files are written straight into the output folder with the names of a result submission,
 so the scorer cannot tell the two apart. An instance whose run fails or times out simply has no
 result file (score 0, as in 2022); only a submission that answers no instance at all is rejected.
@@ -18,11 +21,21 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..errors import SubmissionError, TimeLimitExceeded
+from ..errors import ReferenceDataError, SubmissionError, TimeLimitExceeded
 from ..sandbox import find_entry, run_command
 from ..task import log
 
 ENTRY_POINTS = ("solver.py", "run.sh")
+
+
+def solver_limits(config: dict) -> dict[str, str]:
+    """TIMESEC and MEMKB as the 2022 requirements page passes them, from task.yaml; a memory_kb that is not
+    a positive whole number is the organiser's error."""
+    memory_kb = config["memory_kb"]
+    if isinstance(memory_kb, bool) or not isinstance(memory_kb, (int, float)) or memory_kb != int(memory_kb) \
+            or memory_kb <= 0:
+        raise ReferenceDataError(f"task.yaml: memory_kb must be a positive whole number of KB, got {memory_kb!r}")
+    return {"TIMESEC": f"{float(config['time_limit']):g}", "MEMKB": str(int(memory_kb))}
 
 
 def run_solver_submission(task, input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
@@ -36,6 +49,7 @@ def run_solver_submission(task, input_dir: Path, output_dir: Path, submission_di
     if not instances:
         raise SubmissionError(f"input data holds no .uai model in {models.name}/")
     timeout = float(config["time_limit"])
+    limits = solver_limits(config)
     output_dir.mkdir(parents=True, exist_ok=True)
     failures: list[str] = []
     for name in instances:
@@ -43,7 +57,7 @@ def run_solver_submission(task, input_dir: Path, output_dir: Path, submission_di
         files = {"--model": models / f"{name}.uai", "--evid": models / f"{name}.uai.evid",
                  "--query": models / f"{name}.uai.query", "--test": models / f"{name}.uai.test"}
         argv = [sys.executable if entry.suffix == ".py" else "bash", entry.name, "--task", task.kind]
-        env = dict(os.environ, TASK=task.kind, TIMESEC=f"{timeout:g}", RESULT=str(result.resolve()))
+        env = dict(os.environ, TASK=task.kind, RESULT=str(result.resolve()), **limits)
         for flag, path in files.items():
             if path.exists():
                 argv += [flag, str(path.resolve())]

@@ -227,7 +227,8 @@ def main():
         query = [int(t) for t in lines[2][1:]]
         answers = []
         for tokens in lines[5:]:
-            ev = read_pairs(tokens)
+            # pairs only (the official layout) have an even count; the older layout puts k in front
+            ev = read_pairs([len(tokens) // 2, *tokens] if len(tokens) % 2 == 0 else tokens)
             marg = marginals_given(cards, scopes, tables, ev, deadline)[0]
             answers.append(pairs({q: int(np.argmax(marg[q])) for q in query}))
         out.write("-BEGIN-\n" + "\n".join(answers) + "\n")

@@ -87,7 +87,8 @@ class UAITask(Task):
     kind = ""                     # PR, MAR, MPE, MMAP, MLC (result file extension and task word)
     score_keys = ("score", "n_answered", "n_perfect")
     has_ingestion = True
-    defaults = {"tolerance": metrics.DEFAULT_TOLERANCE, "time_limit": 20.0,
+    # memory_kb: the MEMKB a solver is told (the 2022 requirements page passed 8000000)
+    defaults = {"tolerance": metrics.DEFAULT_TOLERANCE, "time_limit": 20.0, "memory_kb": 8_000_000,
                 "max_table_size": 2**25, "trivial_ibound": 2}
     needs_query = False
     zero_reason = "zero likelihood: the answer hits a zero table entry (log10 value -inf)"

@@ -194,22 +194,32 @@ def number_vector(data: dict, field: str, n: int, problems: Problems):
     return array
 
 
-def read_phase2_result(res_dir: Path, n: int) -> tuple[np.ndarray, np.ndarray | None]:
-    """Read and validate Phase 2's result.json; return (p_ind, ood_scores or None) or raise SubmissionError.
-    docs/weak_lensing.md#phase-2-resultjson"""
+#: Phase 2 rankings (task.yaml ``ranking``): the seed's log-likelihood of p_ind, or the deployed mean TPR at
+#: low FPR (docs/weak_lensing.md#phase-2-two-rankings).
+RANKINGS = ("seed", "deployed")
+
+
+def read_phase2_result(res_dir: Path, n: int, ranking: str = "seed") -> tuple[np.ndarray | None, np.ndarray | None]:
+    """Read and validate Phase 2's result.json; return (p_ind or None, ood_scores or None) or raise
+    SubmissionError. ``seed`` needs p_ind; ``deployed`` needs ood_scores or p_ind (the official starting
+    kits write ``{"ood_scores": [...]}`` alone). docs/weak_lensing.md#phase-2-resultjson"""
     data = read_json_object(Path(res_dir) / RESULT_FILE)
     problems = Problems()
     p_ind = ood_scores = None
-    if "p_ind" not in data:
-        hint = (" (the official format with only 'ood_scores' is not enough: this scorer needs probabilities)"
-                if "ood_scores" in data else "")
-        problems.add(f"{RESULT_FILE}: missing key 'p_ind', the list of {n} probabilities that each map is "
-                     f"in-distribution{hint}")
-    else:
+    if "p_ind" in data:
         p_ind = number_vector(data, "p_ind", n, problems)
         if p_ind is not None:
             for i in np.flatnonzero((p_ind < 0) | (p_ind > 1)):
                 problems.add(f"{RESULT_FILE}: p_ind[{i}] = {shown(p_ind[i])} is outside [0, 1]")
+    elif ranking == "deployed":
+        if "ood_scores" not in data:
+            problems.add(f"{RESULT_FILE}: missing key 'ood_scores', the list of {n} out-of-distribution scores "
+                         f"(higher = more likely OoD; or 'p_ind', the probabilities of being in-distribution)")
+    else:
+        hint = (" (the official format with only 'ood_scores' is not enough: this phase ranks by the "
+                "log-likelihood of probabilities)" if "ood_scores" in data else "")
+        problems.add(f"{RESULT_FILE}: missing key 'p_ind', the list of {n} probabilities that each map is "
+                     f"in-distribution{hint}")
     if "ood_scores" in data:
         ood_scores = number_vector(data, "ood_scores", n, problems)
     problems.raise_if_any()

@@ -146,22 +146,37 @@ def ood_test_set(rng: np.random.Generator, n: int, ood_fraction: float):
     return simulator.add_shape_noise(maps, rng), is_ood
 
 
-def phase2_samples(is_ood: np.ndarray, rng: np.random.Generator) -> dict[str, dict]:
+def skewness_ood_scores(test_maps: np.ndarray) -> np.ndarray:
+    """Minus each test map's pixel skewness: the training model's lognormal maps are positively skewed, so
+    a low skewness hints at OoD. Made from the public test maps only (a starting-kit sample)."""
+    pixels = test_maps.reshape(len(test_maps), -1).astype(np.float64)
+    centred = pixels - pixels.mean(axis=1, keepdims=True)
+    return -(centred ** 3).mean(axis=1) / (centred ** 2).mean(axis=1) ** 1.5
+
+
+def phase2_samples(is_ood: np.ndarray, rng: np.random.Generator, ranking: str,
+                   test_maps: np.ndarray) -> dict[str, dict]:
     """Result-submission samples of Phase 2: oracle (knows the truth, hedged at 0.99), constant_half,
-    dummy (uniform p_ind and ood_scores, like the official dummy), and two that must fail:
-    invalid_out_of_range (a probability above 1) and invalid_official_format (only ood_scores)."""
+    dummy (uniform p_ind and ood_scores, like the official dummy), invalid_out_of_range (a probability
+    above 1; must fail) and the official format, ``{"ood_scores": [...]}`` alone: under the seed's ranking
+    invalid_official_format (must fail), under the deployed one official_format (minus each map's
+    skewness; scored)."""
     n = len(is_ood)
     oracle = np.where(is_ood == 1, 0.01, 0.99)
     out_of_range = np.full(n, 0.5)
     out_of_range[n // 4] = 1.2
     dummy_scores = rng.uniform(0, 1, n)
-    return {
+    samples = {
         "oracle": {"p_ind": oracle.tolist()},
         "constant_half": {"p_ind": [0.5] * n},
         "dummy": {"p_ind": rng.uniform(0, 1, n).tolist(), "ood_scores": dummy_scores.tolist()},
         "invalid_out_of_range": {"p_ind": out_of_range.tolist()},
-        "invalid_official_format": {"ood_scores": dummy_scores.tolist()},
     }
+    if ranking == "deployed":
+        samples["official_format"] = {"ood_scores": skewness_ood_scores(test_maps).tolist()}
+    else:
+        samples["invalid_official_format"] = {"ood_scores": dummy_scores.tolist()}
+    return samples
 
 
 def generate_phase2(task: Task, root: Path, config: dict, progress=print, seed: int | None = None) -> None:
@@ -174,7 +189,7 @@ def generate_phase2(task: Task, root: Path, config: dict, progress=print, seed: 
     write_task_yamls(task, (ref, inputs), config, seed)
     write_input_data(inputs, train, test_maps)
     samples_dir = root / "sample_submissions" / task.name
-    samples = phase2_samples(is_ood, sample_rng)
+    samples = phase2_samples(is_ood, sample_rng, config["ranking"], test_maps)
     for name, data in samples.items():
         write_result(samples_dir / name, data)
     write_code_samples(samples_dir)

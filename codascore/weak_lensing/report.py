@@ -110,16 +110,22 @@ def coarse_roc(is_ood: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.n
     return grid, np.interp(grid, fpr, tpr)
 
 
-def phase2_report(is_ood: np.ndarray, p_ind: np.ndarray, scores: np.ndarray, eps: float,
-                  source: str) -> list[Section]:
-    """ROC with the official FPR band, reliability diagram and p_ind histograms per class. Only
-    aggregates are drawn (bins of at least MIN_BIN_COUNT maps)."""
-    sections = [Section("Scores explained", paragraph(
-        f"score: the mean Bernoulli log-likelihood of the maps' classes under p_ind, with p_ind clipped "
-        f"to [{eps:g}, 1 - {eps:g}] (so the worst case is ln {eps:g} = {np.log(eps):.4f}; p_ind = 0.5 "
-        f"everywhere gives ln 0.5 = -0.6931). tpr_low_fpr: the challenge's deployed metric, the mean true "
-        f"positive rate (OoD detected) at 100 false positive rates log-spaced in [0.001, 0.05], ranked by "
-        f"{source}."))]
+def phase2_report(is_ood: np.ndarray, p_ind: np.ndarray | None, scores: np.ndarray, eps: float,
+                  source: str, ranking: str = "seed") -> list[Section]:
+    """ROC with the official FPR band, reliability diagram and p_ind histograms per class (when p_ind was
+    submitted). Only aggregates are drawn (bins of at least MIN_BIN_COUNT maps)."""
+    likelihood = (f"the mean Bernoulli log-likelihood of the maps' classes under p_ind, with p_ind clipped "
+                  f"to [{eps:g}, 1 - {eps:g}] (so the worst case is ln {eps:g} = {np.log(eps):.4f}; p_ind = 0.5 "
+                  f"everywhere gives ln 0.5 = -0.6931)")
+    tpr = (f"the challenge's deployed metric, the mean true positive rate (OoD detected) at 100 false "
+           f"positive rates log-spaced in [0.001, 0.05], ranked by {source}")
+    if ranking == "deployed":
+        text = (f"score and tpr_low_fpr: {tpr} (this phase ranks as the challenge was deployed). "
+                + (f"log_likelihood: {likelihood}." if p_ind is not None else "No p_ind was submitted, so "
+                   "no log-likelihood is computed."))
+    else:
+        text = f"score and log_likelihood: {likelihood}. tpr_low_fpr: {tpr}."
+    sections = [Section("Scores explained", paragraph(text))]
     if is_ood.min() != is_ood.max():
         grid, tpr = coarse_roc(is_ood, scores)
         fig, axes = new_figure(10, 4.0, ncols=2)
@@ -141,6 +147,8 @@ def phase2_report(is_ood: np.ndarray, p_ind: np.ndarray, scores: np.ndarray, eps
             f"Sampled every {MIN_BIN_COUNT} in-distribution maps; the right panel has a logarithmic FPR "
             f"axis. The shaded band is where tpr_low_fpr averages the TPR.") + roc_html))
 
+    if p_ind is None:
+        return sections
     edges = np.linspace(0, 1, 11)
     which = np.clip(np.digitize(p_ind, edges) - 1, 0, 9)
     counts = np.bincount(which, minlength=10)

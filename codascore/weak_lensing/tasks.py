@@ -91,14 +91,19 @@ class Phase1Task(Task):
 
 
 class Phase2Task(Task):
+    """Phase 2 under either ranking (task.yaml ``ranking``, docs/weak_lensing.md#phase-2-two-rankings):
+    ``seed`` (the default) ranks by the log-likelihood of p_ind, ``deployed`` by the official mean TPR at
+    FPR 0.001-0.05. Both fill the same three columns: score (the ranking's metric), tpr_low_fpr and
+    log_likelihood (left out when no p_ind was submitted)."""
+
     name = "weak_lensing.phase2"
     title = "Weak lensing Phase 2: out-of-distribution detection"
-    score_keys = ("score", "tpr_low_fpr")
+    score_keys = ("score", "tpr_low_fpr", "log_likelihood")
     result_files = (RESULT_FILE,)
     has_ingestion = True
     # seed: the demo's public data seed (generation only; a bundle's data comes from the private seed).
-    defaults = {"eps": metrics.OOD_EPS, "n_test": 1000, "ood_fraction": 0.3, "n_train_cosmologies": 101,
-                "n_train_realisations": 10, "seed": 20250812, "time_limit": 600.0}
+    defaults = {"ranking": "seed", "eps": metrics.OOD_EPS, "n_test": 1000, "ood_fraction": 0.3,
+                "n_train_cosmologies": 101, "n_train_realisations": 10, "seed": 20250812, "time_limit": 600.0}
     answer_samples = ("oracle",)  # each map's label, hedged at 0.99
     max_scores = {"score": None}  # the log-likelihood of the true labels, clipped at eps
 
@@ -111,39 +116,55 @@ class Phase2Task(Task):
             value = None
         if value is None or not 0 < value < 0.5:
             raise ReferenceDataError(f"task.yaml: eps must be a number in (0, 0.5), got {eps!r}")
+        if config["ranking"] not in files.RANKINGS:
+            raise ReferenceDataError(f"task.yaml: ranking must be one of {list(files.RANKINGS)}, "
+                                     f"got {config['ranking']!r}")
         return {**config, "eps": value}
 
     def load_reference(self, ref_dir: Path, config: dict) -> dict:
-        return {"is_ood": files.read_phase2_labels(ref_dir)}
+        is_ood = files.read_phase2_labels(ref_dir)
+        if config["ranking"] == "deployed" and is_ood.min() == is_ood.max():
+            raise ReferenceDataError(f"{files.PHASE2_LABELS}: ranking 'deployed' needs both classes (0 = InD, "
+                                     f"1 = OoD); every label is {int(is_ood[0])}")
+        return {"is_ood": is_ood}
 
     def load_submission(self, res_dir: Path, reference: dict, config: dict) -> dict:
-        p_ind, ood_scores = files.read_phase2_result(res_dir, len(reference["is_ood"]))
+        p_ind, ood_scores = files.read_phase2_result(res_dir, len(reference["is_ood"]), config["ranking"])
         return {"p_ind": p_ind, "ood_scores": ood_scores}
 
     def score(self, reference: dict, submission: dict, config: dict) -> Result:
         is_ood, p_ind = reference["is_ood"], submission["p_ind"]
-        eps = float(config["eps"])
-        scores = {"score": metrics.ood_score(1 - is_ood, p_ind, eps)}
-        warnings = []
+        eps, deployed = float(config["eps"]), config["ranking"] == "deployed"
+        scores, warnings = {}, []
         # tpr_low_fpr ranks the submitted ood_scores, else 1 - p_ind (docs/weak_lensing.md#phase-2-resultjson).
         if submission["ood_scores"] is not None:
             source, ranked = "ood_scores", submission["ood_scores"]
         else:
             source, ranked = "1 - p_ind", 1.0 - p_ind
-        if is_ood.min() == is_ood.max():
+        # NaN (one class only, or no p_ind): the Codabench layer leaves the key out and lists it in
+        # details.json (docs/weak_lensing.md#a-single-class-reference).
+        tpr = metrics.tpr_at_low_fpr(is_ood, ranked)
+        if np.isnan(tpr):
             warnings.append("the reference data holds a single class: tpr_low_fpr is not defined")
+        likelihood = metrics.ood_score(1 - is_ood, p_ind, eps) if p_ind is not None else float("nan")
+        if p_ind is None:
+            warnings.append("no p_ind submitted: log_likelihood is not computed (score is the TPR of ood_scores)")
+        if deployed:
+            scores = {"score": tpr, "tpr_low_fpr": tpr, "log_likelihood": likelihood}
         else:
-            scores["tpr_low_fpr"] = metrics.tpr_at_low_fpr(is_ood, ranked)
+            scores = {"score": likelihood, "tpr_low_fpr": tpr, "log_likelihood": likelihood}
         # Per-instance records hold the submission's own values only: a per-instance log-likelihood
         # would reveal each map's label.
-        instances = [{"id": i, "p_ind": p} for i, p in enumerate(p_ind.tolist())]
+        field, values = ("p_ind", p_ind) if p_ind is not None else ("ood_score", ranked)
+        instances = [{"id": i, field: v} for i, v in enumerate(values.tolist())]
         return Result(scores=scores, instances=instances, warnings=warnings,
-                      details={"eps": eps, "tpr_low_fpr_from": source, "n_instances": len(is_ood)},
+                      details={"ranking": config["ranking"], "eps": eps, "tpr_low_fpr_from": source,
+                               "n_instances": len(is_ood)},
                       report_data={"ranked": ranked})
 
     def report(self, result: Result, reference: dict, submission: dict, config: dict) -> list[Section]:
         return phase2_report(reference["is_ood"], submission["p_ind"], result.report_data["ranked"],
-                             result.details["eps"], result.details["tpr_low_fpr_from"])
+                             result.details["eps"], result.details["tpr_low_fpr_from"], config["ranking"])
 
     def generate(self, root: Path, config: dict, progress=print, seed: int | None = None) -> None:
         from .generate import generate_phase2
@@ -159,4 +180,17 @@ class Phase2Task(Task):
     def ingest(self, input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
         from .ingest import ingest
 
-        ingest(input_dir, output_dir, submission_dir, config, required=("p_ind",), optional=("ood_scores",))
+        if config["ranking"] == "deployed":  # ood_scores alone is enough; a bare array is ood_scores
+            ingest(input_dir, output_dir, submission_dir, config, required=(), optional=("p_ind", "ood_scores"),
+                   bare="ood_scores")
+        else:
+            ingest(input_dir, output_dir, submission_dir, config, required=("p_ind",), optional=("ood_scores",))
+
+
+class Phase2DeployedTask(Phase2Task):
+    """Phase 2 ranked as the challenge was deployed: the same data and files, ``ranking: deployed``."""
+
+    name = "weak_lensing.phase2_deployed"
+    title = "Weak lensing Phase 2 (as deployed): out-of-distribution detection ranked by TPR at low FPR"
+    defaults = {**Phase2Task.defaults, "ranking": "deployed"}
+    max_scores = {"score": 1.0, "tpr_low_fpr": 1.0}  # perfect separation of the classes

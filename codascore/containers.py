@@ -1,0 +1,240 @@
+"""The container a runner step runs in: bubblewrap, Docker, or none (docs/codabench.md#isolating-a-step).
+
+Codabench's worker runs each program in a container of the competition's image that mounts only the step's
+folders at ``/app/...`` (docs/codabench.md#the-compute-worker). Here a step's programs run
+
+- in a bubblewrap sandbox (``bwrap``): new user, PID, IPC, UTS and cgroup namespaces, the network of the
+  worker's default (shared), the step's folders at their real ``/app/...`` paths, the Python runtime and the
+  system's ``/usr`` read-only, a fresh ``/tmp`` and home, a minimal environment; when the sandbox's first
+  process ends the kernel kills every process left in its PID namespace;
+- or in the real image with ``docker run`` (same mounts, working folder and environment as the worker);
+- or, with neither, as plain processes in their own session (the runner then warns on every run).
+
+:class:`Container` says which, and :meth:`Container.start` starts one program of a step; the runner waits
+for all of a step's programs under one time limit (:func:`wait_all`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .errors import RunnerError
+
+#: The environment of the step besides the image's own (compute_worker.py's create_container).
+WORKER_ENVIRONMENT = {"PYTHONUNBUFFERED": "1", "http_proxy": "", "https_proxy": ""}
+#: What bubblewrap gives the step of the image's environment: a search path, a home, a locale.
+SANDBOX_HOME = "/root"
+SANDBOX_PATH = "/usr/local/bin:/usr/local/sbin:/usr/sbin:/usr/bin:/sbin:/bin"
+#: The system folders a step sees read-only (what an image's file system would hold); links are kept.
+SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+#: The files of /etc a dynamic linker, a resolver and TLS read; the rest of the host's /etc stays hidden.
+ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "nsswitch.conf",
+               "hosts", "resolv.conf", "ssl", "ca-certificates", "ca-certificates.conf", "passwd", "group",
+               "mime.types")
+UNISOLATED_WARNING = ("warning: the steps are NOT isolated (no bubblewrap sandbox, no --docker): the "
+                      "submission's code can read the reference data and the project, write outside its "
+                      "output and leave processes behind. Install bubblewrap (apt-get install bubblewrap) or "
+                      "pass --docker IMAGE.")
+
+
+@dataclasses.dataclass(frozen=True)
+class Mount:
+    """A host folder at a container path, read-write unless read_only."""
+
+    host: Path
+    container: str
+    read_only: bool = False
+
+
+@dataclasses.dataclass(frozen=True)
+class Container:
+    """How a step's programs run: kind is "bwrap", "docker" or "none"; python stands in for the image's
+    interpreter (bwrap and none); network follows the worker's default (on) unless turned off."""
+
+    kind: str
+    python: str = sys.executable
+    image: str | None = None
+    network: bool = True
+
+    @property
+    def isolated(self) -> bool:
+        return self.kind != "none"
+
+    def argv(self, command: list[str], mounts: list[Mount], name: str) -> list[str]:
+        """The host command that runs command (already shlex-split) in this container."""
+        if self.kind == "bwrap":
+            return bwrap_argv(command, mounts, self.python, self.network)
+        if self.kind == "docker":
+            return docker_argv(command, mounts, self.image, self.network, name)
+        return unisolated_argv(command, mounts, self.python)
+
+    def environment(self) -> dict[str, str] | None:
+        """The environment of the host command: bubblewrap and docker set the step's themselves."""
+        if self.kind == "none":
+            env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+            env.update(WORKER_ENVIRONMENT, PYTHONDONTWRITEBYTECODE="1")
+            return env
+        return {"PATH": os.environ.get("PATH", SANDBOX_PATH)}
+
+    def start(self, command: list[str], mounts: list[Mount], name: str, stdout, stderr) -> subprocess.Popen:
+        """Start one program of a step, in its own session (so that the runner can kill what it started)."""
+        cwd = next((m.host for m in mounts if m.container == "/app/program"), None)
+        return subprocess.Popen(self.argv(command, mounts, name), cwd=cwd, env=self.environment(),
+                                stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL, start_new_session=True)
+
+    def stop(self, proc: subprocess.Popen, name: str) -> None:
+        """Kill a program and everything it started (its session; the sandbox's PID namespace; the
+        docker container)."""
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if self.kind == "docker":
+            subprocess.run(["docker", "rm", "-f", name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           check=False)
+        proc.wait()
+
+
+def choose(docker_image: str | None = None, sandbox: bool = True, python: str | None = None,
+           network: bool = True) -> Container:
+    """The container of every step: docker_image with Docker; else bubblewrap when sandbox and it works
+    here; else none. RunnerError when docker_image is given and Docker cannot run."""
+    python = python or sys.executable
+    if docker_image:
+        if not shutil.which("docker"):
+            raise RunnerError("--docker: no docker command on this machine (Debian: apt-get install docker.io)")
+        probe = subprocess.run(["docker", "image", "inspect", docker_image], capture_output=True, text=True)
+        if probe.returncode != 0:
+            reason = (probe.stderr.strip().splitlines() or ["docker failed"])[-1]
+            raise RunnerError(f"--docker {docker_image}: {reason}")
+        return Container("docker", python=python, image=docker_image, network=network)
+    if sandbox and bubblewrap_works():
+        return Container("bwrap", python=python, network=network)
+    return Container("none", python=python, network=network)
+
+
+@functools.lru_cache(maxsize=1)
+def bubblewrap_works() -> bool:
+    """Whether bwrap is installed and can create the namespaces a step needs (a container or a kernel may
+    forbid user namespaces: then the runner falls back, with its warning)."""
+    if not shutil.which("bwrap"):
+        return False
+    probe = bwrap_argv(["/bin/true"], [], sys.executable, network=True)
+    try:
+        return subprocess.run(probe, capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+@functools.lru_cache(maxsize=8)
+def runtime_folders(python: str) -> tuple[str, ...]:
+    """The folders the interpreter needs (its environment and its base installation), and the interpreter
+    itself when it lies elsewhere (a wrapper script): each is bound read-only at its own path."""
+    if os.path.realpath(python) == os.path.realpath(sys.executable):
+        prefixes = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
+    else:
+        script = "import json, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix, " \
+                 "sys.base_exec_prefix]))"
+        found = subprocess.run([python, "-I", "-c", script], capture_output=True, text=True, timeout=60)
+        if found.returncode != 0:
+            raise RunnerError(f"python interpreter {python!r} does not run: {found.stderr.strip()[-200:]}")
+        prefixes = json.loads(found.stdout.strip().splitlines()[-1])
+    folders = {os.path.abspath(p) for p in prefixes}
+    if not any(os.path.abspath(python).startswith(f + os.sep) for f in folders):
+        folders.add(os.path.abspath(python))
+    system = tuple(f + os.sep for f in SYSTEM_FOLDERS)
+    return tuple(sorted(f for f in folders if not (f + os.sep).startswith(system)))
+
+
+def bwrap_argv(command: list[str], mounts: list[Mount], python: str, network: bool) -> list[str]:
+    """A bubblewrap command line: the step's mounts at their /app paths and nothing else of the host but
+    the system folders, /etc's few files and the Python runtime, all read-only."""
+    argv = ["bwrap", "--unshare-all", *(["--share-net"] if network else []), "--die-with-parent",
+            "--new-session", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--tmpfs", SANDBOX_HOME]
+    for folder in SYSTEM_FOLDERS:
+        if os.path.islink(folder):
+            argv += ["--symlink", os.readlink(folder), folder]
+        elif os.path.isdir(folder):
+            argv += ["--ro-bind", folder, folder]
+    for entry in ETC_ENTRIES:
+        argv += ["--ro-bind-try", f"/etc/{entry}", f"/etc/{entry}"]
+    for folder in runtime_folders(python):
+        argv += ["--ro-bind", folder, folder]
+    for mount in sorted(mounts, key=lambda m: m.container):
+        argv += ["--ro-bind" if mount.read_only else "--bind", str(mount.host), mount.container]
+    bin_dir = os.path.dirname(os.path.abspath(python))
+    workdir = "/app/program" if any(m.container == "/app/program" for m in mounts) else "/"
+    argv += ["--chdir", workdir, "--clearenv", "--setenv", "PATH", f"{bin_dir}:{SANDBOX_PATH}",
+             "--setenv", "HOME", SANDBOX_HOME, "--setenv", "LANG", "C.UTF-8"]
+    for key, value in WORKER_ENVIRONMENT.items():
+        argv += ["--setenv", key, value]
+    return argv + ["--", *_with_interpreter(command, python)]
+
+
+def docker_argv(command: list[str], mounts: list[Mount], image: str, network: bool, name: str) -> list[str]:
+    """``docker run`` as the worker creates its container: the mounts, /app/program as the working folder,
+    the worker's environment, the capabilities it drops and no-new-privileges."""
+    argv = ["docker", "run", "--rm", "--name", name, "--workdir", "/app/program",
+            "--security-opt", "no-new-privileges", *(["--network", "none"] if not network else [])]
+    for capability in ("AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
+                       "NET_BIND_SERVICE", "NET_RAW", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"):
+        argv += ["--cap-drop", capability]
+    for mount in mounts:
+        argv += ["--volume", f"{mount.host.resolve()}:{mount.container}" + (":ro" if mount.read_only else "")]
+    for key, value in WORKER_ENVIRONMENT.items():
+        argv += ["--env", f"{key}={value}"]
+    return argv + [image, *command]
+
+
+def unisolated_argv(command: list[str], mounts: list[Mount], python: str) -> list[str]:
+    """Without a container, /app/... arguments are mapped onto the step's folders (the longest container
+    path wins) and python3/python onto the interpreter: only the command line sees the /app paths."""
+    ordered = sorted(mounts, key=lambda m: -len(m.container))
+    mapped = []
+    for arg in _with_interpreter(command, python):
+        for mount in ordered:
+            if arg == mount.container or arg.startswith(mount.container + "/"):
+                arg = str(mount.host) + arg[len(mount.container):]
+                break
+        mapped.append(arg)
+    return mapped
+
+
+def _with_interpreter(command: list[str], python: str) -> list[str]:
+    if command and command[0] in ("python3", "python"):
+        return [os.path.abspath(python), *command[1:]]
+    return list(command)
+
+
+def wait_all(container: Container, running: dict[str, subprocess.Popen], timeout: float
+             ) -> tuple[dict[str, int | None], dict[str, float], bool]:
+    """Wait for a step's programs, started at the same time, under one time limit for the step (the
+    worker's alarm). Returns each program's exit code (None when it was stopped), its elapsed seconds (the
+    limit when stopped, as the worker counts), and whether the limit was exceeded."""
+    started = time.perf_counter()
+    deadline = started + timeout
+    codes: dict[str, int | None] = {}
+    elapsed: dict[str, float] = {}
+    while len(codes) < len(running):
+        for name, proc in running.items():
+            if name not in codes and proc.poll() is not None:
+                codes[name], elapsed[name] = proc.returncode, time.perf_counter() - started
+        if len(codes) == len(running):
+            break
+        if time.perf_counter() >= deadline:
+            for name, proc in running.items():
+                if name not in codes:
+                    container.stop(proc, name)
+                    codes[name], elapsed[name] = None, timeout
+            return codes, elapsed, True
+        time.sleep(0.02)
+    return codes, elapsed, False
