@@ -17,7 +17,7 @@ import tempfile
 from pathlib import Path
 
 from . import __version__
-from .errors import CodascoreError, UnknownTaskError, UsageError
+from .errors import CodascoreError, ReferenceDataError, UnknownTaskError, UsageError
 from .registry import FAMILIES
 
 ROOT_HELP = "project folder holding competition.yaml, the programs and the data (default: the current folder)"
@@ -60,7 +60,7 @@ def task_name(text: str) -> str:
 
     try:
         get_task(text)
-    except UnknownTaskError as exc:
+    except ReferenceDataError as exc:  # an unknown name, or a family this installation lacks
         raise argparse.ArgumentTypeError(str(exc)) from None
     return text
 
@@ -115,7 +115,7 @@ def cmd_reference(args) -> int:
     names = list(args.tasks)
     unknown = [name for name in names if name not in known]
     if len(names) == 3 and names[0] in known and unknown == names[1:]:
-        config = known[names[0]].load_config(parameters(args.set))
+        config = task_config(known[names[0]], args.set)
         return reference_from_own_files(known[names[0]], Path(names[1]), Path(names[2]), config)
     if unknown:
         try:
@@ -127,7 +127,7 @@ def cmd_reference(args) -> int:
                         f"too: codascore reference {names[0]} SOURCE OUT")
             raise UsageError(f"{exc}{hint}") from None
     tasks = [get_task(name) for name in names or known]
-    configs = [task.load_config(parameters(args.set)) for task in tasks]
+    configs = [task_config(task, args.set) for task in tasks]
     for task, config in zip(tasks, configs):
         task.generate(Path(args.root), config, progress=print)
     return 0
@@ -166,6 +166,14 @@ def reference_from_own_files(task, source: Path, out: Path, config: dict) -> int
                 break
         raise
     return 0
+
+
+def task_config(task, assignments: list[str] | None) -> dict:
+    """The task's configuration with the --set parameters; a parameter it does not have is a usage error."""
+    try:
+        return task.load_config(parameters(assignments))
+    except ReferenceDataError as exc:
+        raise UsageError(f"--set: {exc}") from None
 
 
 def parameters(assignments: list[str] | None) -> dict:
