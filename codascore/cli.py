@@ -2,8 +2,9 @@
 
 One grammar: a verb, then the task it concerns when it concerns one, then its files; a family's own verbs
 live under the family's name (``codascore uai update-best``). ``--root`` is the project folder, the current
-folder unless given. A command raises; :func:`main` prints one ``error: ...`` line and exits 2 for a usage
-error, 1 for anything else wrong in the input (``--debug`` shows the traceback instead).
+folder unless given. A command raises; :func:`main` prints what was wrong and what to do in one or two
+lines, and exits 2 for a command line that cannot be carried out, 1 for anything else wrong in the input,
+3 for a bug (``--debug``, after any verb, shows the traceback instead). docs/architecture.md#exit-codes
 """
 
 from __future__ import annotations
@@ -16,10 +17,59 @@ import tempfile
 from pathlib import Path
 
 from . import __version__
-from .errors import CodascoreError, UsageError
+from .errors import CodascoreError, ReferenceDataError, UnknownTaskError, UsageError
 from .registry import FAMILIES
 
 ROOT_HELP = "project folder holding competition.yaml, the programs and the data (default: the current folder)"
+
+DESCRIPTION = ("Score submissions to four scientific-ML challenges (weak lensing, Ariel 2023, SRBench 2022, UAI "
+               "2022) as their organisers documented them, run them on your machine as Codabench's worker does, "
+               "and build and check the competition bundles.")
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse with this command line's conventions, for every verb: --debug accepted after any verb, a
+    wrong command line told in two lines (what was wrong, where the help is), and an epilog that may be a
+    function, called only when the help is shown (the task list imports every family)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("formatter_class", argparse.RawDescriptionHelpFormatter)
+        super().__init__(*args, **kwargs)
+        # SUPPRESS: a verb's parser leaves alone the value the top-level one set.
+        self.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                          help="on an error, show its traceback instead of one line")
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\nsee: {self.prog} --help\n")
+
+    def format_help(self) -> str:
+        if callable(self.epilog):
+            self.epilog = self.epilog()
+        return super().format_help()
+
+
+def task_names_text() -> str:
+    from .registry import all_tasks
+
+    return "tasks: " + ", ".join(all_tasks())
+
+
+def task_name(text: str) -> str:
+    """argparse type of a TASK argument: an unknown name is a usage error naming the closest known one."""
+    from .registry import get_task
+
+    try:
+        get_task(text)
+    except ReferenceDataError as exc:  # an unknown name, or a family this installation lacks
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def existing_path(text: str) -> str:
+    """argparse type of a file or folder that must exist (a submission): refused before anything is made."""
+    if not Path(text).exists():
+        raise argparse.ArgumentTypeError(f"{text}: no such file or folder")
+    return text
 
 
 def cmd_score(args) -> int:
@@ -58,31 +108,72 @@ def cmd_run(args) -> int:
 def cmd_reference(args) -> int:
     """``reference [TASK ...]``: every named task's demo data (all tasks if none) below --root; or
     ``reference TASK SOURCE OUT``: the task's reference data built from an organiser's own files in SOURCE
-    (Task.build_reference), written to OUT."""
+    (Task.build_reference), written to OUT. Every name and parameter is checked before anything is written."""
     from .registry import all_tasks, get_task
 
     known = all_tasks()
-    if len(args.tasks) == 3 and args.tasks[1] not in known and args.tasks[2] not in known:
-        task = get_task(args.tasks[0])
-        config = task.load_config(parameters(args.set))
-        out = Path(args.tasks[2])
-        if out.exists() and (not out.is_dir() or any(out.iterdir())):
-            raise UsageError(f"{out} already exists; name a new folder for the reference data")
-        # Built aside and moved into place whole: a wrong input leaves nothing behind.
-        out.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    names = list(args.tasks)
+    unknown = [name for name in names if name not in known]
+    if len(names) == 3 and names[0] in known and unknown == names[1:]:
+        config = task_config(known[names[0]], args.set)
+        return reference_from_own_files(known[names[0]], Path(names[1]), Path(names[2]), config)
+    if unknown:
         try:
-            task.build_reference(Path(args.tasks[1]), staging, config, progress=print)
-            if out.exists():
-                out.rmdir()
-            staging.rename(out)
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        return 0
-    for name in args.tasks or list(known):
-        task = get_task(name)
-        task.generate(Path(args.root), task.load_config(parameters(args.set)), progress=print)
+            get_task(unknown[0])
+        except UnknownTaskError as exc:
+            hint = ""
+            if names[0] in known and len(names) == 2:
+                hint = (f"\nto build {names[0]}'s reference data from your own files, name the folder to write "
+                        f"too: codascore reference {names[0]} SOURCE OUT")
+            raise UsageError(f"{exc}{hint}") from None
+    tasks = [get_task(name) for name in names or known]
+    configs = [task_config(task, args.set) for task in tasks]
+    for task, config in zip(tasks, configs):
+        task.generate(Path(args.root), config, progress=print)
     return 0
+
+
+def reference_from_own_files(task, source: Path, out: Path, config: dict) -> int:
+    """``reference TASK SOURCE OUT``: built aside and moved into place whole, so that a wrong input leaves
+    nothing behind, not even OUT's parent folders."""
+    from .registry import all_tasks
+    from .task import Task
+
+    if type(task).build_reference is Task.build_reference:
+        able = [name for name, other in all_tasks().items() if type(other).build_reference is not Task.build_reference]
+        raise UsageError(f"{task.name}: reference data from your own files is built only for {', '.join(able)} "
+                         f"(their inputs are plain model files whose answers codascore computes); this task's "
+                         f"data comes from its generator\nfor the demo's data: codascore reference {task.name} "
+                         f"--root FOLDER")
+    if not source.is_dir():
+        raise UsageError(f"{source}: no such folder; name the folder holding your own files for {task.name}")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise UsageError(f"{out} already exists; name a new folder for the reference data")
+    made = [folder for folder in [out.parent, *out.parent.parents] if not folder.exists()]
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        task.build_reference(source, staging, config, progress=print)
+        if out.exists():
+            out.rmdir()
+        staging.rename(out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        for folder in made:  # deepest first; a folder someone else filled meanwhile stays
+            try:
+                folder.rmdir()
+            except OSError:
+                break
+        raise
+    return 0
+
+
+def task_config(task, assignments: list[str] | None) -> dict:
+    """The task's configuration with the --set parameters; a parameter it does not have is a usage error."""
+    try:
+        return task.load_config(parameters(assignments))
+    except ReferenceDataError as exc:
+        raise UsageError(f"--set: {exc}") from None
 
 
 def parameters(assignments: list[str] | None) -> dict:
@@ -114,8 +205,15 @@ def cmd_bundle(args) -> int:
     from .checker import check_bundle, format_report
     from .competition import competition_files
 
+    from .registry import did_you_mean
+
     root = Path(args.root)
-    names = args.names or list(competition_files(root))
+    known = list(competition_files(root))
+    names = args.names or known
+    for name in names:  # before the private seed is drawn and written, or any data made
+        if name not in known:
+            raise UsageError(f"no competition named {name!r}{did_you_mean(name, known)}; the competitions of "
+                             f"{root} are {', '.join(known) or 'none (no competition.yaml)'}")
     say = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
     tasks = competition_tasks(root, names)
     # The wheels first: a wheel that cannot be had stops the build before minutes of data generation.
@@ -152,24 +250,48 @@ def cmd_check(args) -> int:
     return 1 if failed else 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="codascore", description=__doc__.splitlines()[0])
-    parser.add_argument("--version", action="version", version=f"codascore {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+def main_epilog() -> str:
+    return (f"common commands:\n"
+            f"  codascore run TASK SUBMISSION   score a submission (zip or folder) on your machine, as Codabench does\n"
+            f"  codascore reference [TASK ...]  make the demo's reference data and sample submissions\n"
+            f"  codascore bundle [NAME ...]     build the competition bundles into dist/\n"
+            f"  codascore check BUNDLE          check a bundle before uploading it\n\n"
+            f"{task_names_text()}\n"
+            f"'codascore VERB --help' explains a verb; --debug shows an error's traceback.")
 
-    p = sub.add_parser("score", help="the scoring program: read INPUT/ref and INPUT/res, write OUTPUT")
-    p.add_argument("input")
-    p.add_argument("output")
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="codascore", description=DESCRIPTION, epilog=main_epilog)
+    parser.add_argument("--version", action="version", version=f"codascore {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="VERB")
+
+    p = sub.add_parser("score", help="the scoring program: read INPUT/ref and INPUT/res, write OUTPUT",
+                       description="The scoring program Codabench runs (score.py calls it). Exit codes: 0 "
+                                   "scored, 1 invalid submission, 2 organiser error. docs/codabench.md")
+    p.add_argument("input", metavar="INPUT", help="folder holding ref/ (the task's reference data, with its "
+                                                  "task.yaml) and res/ (the submission's files)")
+    p.add_argument("output", metavar="OUTPUT", help="folder that receives scores.json, details.json and "
+                                                    "detailed_results.html")
     p.set_defaults(func=cmd_score)
 
-    p = sub.add_parser("ingest", help="the ingestion program: run a code submission")
-    for name in ("input_data", "output", "program", "submission"):
-        p.add_argument(name)
+    p = sub.add_parser("ingest", help="the ingestion program: run a code submission",
+                       description="The ingestion program Codabench runs for code submissions (ingest.py calls "
+                                   "it): it runs the participant's code and writes the files a results "
+                                   "submission would hold.")
+    for name, text in (("input_data", "the task's input data (with its task.yaml)"),
+                       ("output", "folder that receives the result files (the scoring step's res/)"),
+                       ("program", "the ingestion program's own folder"),
+                       ("submission", "the participant's code submission, unzipped")):
+        p.add_argument(name, metavar=name.upper(), help=text)
     p.set_defaults(func=cmd_ingest)
 
-    p = sub.add_parser("run", help="score one submission (zip or folder) like Codabench's worker")
-    p.add_argument("task", help="task name, e.g. weak_lensing.phase1")
-    p.add_argument("submission", help="submission zip or folder")
+    p = sub.add_parser("run", help="score one submission (zip or folder) like Codabench's worker",
+                       description="Run the prediction and scoring steps of one submission as Codabench's "
+                                   "compute worker does, and print its scores and the report's path.",
+                       epilog=lambda: f"{task_names_text()}\nexample: codascore run uai.pr "
+                                      f"sample_submissions/uai.pr/exact")
+    p.add_argument("task", type=task_name, metavar="TASK", help="task name, e.g. weak_lensing.phase1 (listed below)")
+    p.add_argument("submission", type=existing_path, metavar="SUBMISSION", help="submission zip or folder")
     p.add_argument("--out", help="run folder (default: a new folder runs/TASK/SUBMISSION[-N]); an existing "
                                  "one is emptied only if it is a run folder")
     p.add_argument("--root", default=".", help=ROOT_HELP)
@@ -188,7 +310,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("reference", help="generate the demo's reference data and sample submissions (all tasks "
                                          "if none), or TASK SOURCE OUT: a task's reference data from your own "
-                                         "files (docs/hosting.md)")
+                                         "files (docs/hosting.md)",
+                       epilog=lambda: f"{task_names_text()}\nexamples: codascore reference uai.pr --root demo; "
+                                      f"codascore reference uai.pr MY_MODELS my_reference")
     p.add_argument("tasks", nargs="*", metavar="TASK [SOURCE OUT]",
                    help="task names, e.g. uai.pr; or one task, the folder of your own files and the reference "
                         "folder to write")
@@ -198,10 +322,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a task.yaml parameter for the data made (repeatable), e.g. --set max_table_size=1000000")
     p.set_defaults(func=cmd_reference)
 
-    p = sub.add_parser("demo", help="score every sample submission through the local runner")
+    p = sub.add_parser("demo", help="score every sample submission through the local runner",
+                       epilog=task_names_text)
     p.add_argument("--out", default="demo", help="folder for the runs, reports and index.html")
     p.add_argument("--root", default=".", help=ROOT_HELP)
-    p.add_argument("--tasks", nargs="*", help="only these tasks")
+    p.add_argument("--tasks", nargs="*", type=task_name, metavar="TASK", help="only these tasks")
     p.set_defaults(func=cmd_demo)
 
     p = sub.add_parser("bundle", help="build dist/NAME.zip for the suite and/or families (all if none)")
@@ -214,7 +339,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_bundle)
 
     p = sub.add_parser("check", help="check Codabench bundles (zip, folder or competition YAML)")
-    p.add_argument("bundles", nargs="*", metavar="BUNDLE")
+    p.add_argument("bundles", nargs="*", metavar="BUNDLE",
+                   help="a bundle to check: its zip (e.g. dist/uai.zip), its unzipped folder, or the competition "
+                        "YAML of a project folder (e.g. competition.yaml)")
     p.add_argument("--run", action="store_true",
                    help="also run every sample submission of the starting kits (rules 14, 22-27, 30)")
     p.add_argument("--runs", help="with --run: keep the run folders (logs, outputs) below this folder")
@@ -237,14 +364,33 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def error_text(exc: BaseException) -> str:
+    """An error as one line for a person: an OSError as 'path: what happened', without its errno."""
+    if isinstance(exc, OSError) and exc.strerror:
+        where = " -> ".join(str(name) for name in (exc.filename, exc.filename2) if name is not None)
+        return f"{where}: {exc.strerror}" if where else exc.strerror
+    return str(exc) or type(exc).__name__
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
-    args = parser.parse_args(argv)
+    args = build_parser().parse_args(argv)
+    debug = getattr(args, "debug", False)
     try:
         return int(args.func(args) or 0)
     except (CodascoreError, OSError) as exc:
-        if args.debug:
+        if debug:
             raise
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {error_text(exc)}", file=sys.stderr)
         return 2 if isinstance(exc, UsageError) else 1
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug: still no traceback unless asked for, but said to be one
+        if debug:
+            raise
+        print(f"error: {type(exc).__name__}: {error_text(exc)}\n"
+              f"this is a bug in codascore: run the command again with --debug and report its traceback",
+              file=sys.stderr)
+        return 3

@@ -35,6 +35,7 @@ from .errors import ReferenceDataError, SubmissionError
 from .report import render_page
 from .sandbox import locate_submission
 from .task import Result, Section, Task, log
+from .validate import shown
 
 EXIT_OK, EXIT_INVALID_SUBMISSION, EXIT_ORGANISER_ERROR, EXIT_INTERNAL_ERROR = 0, 1, 2, 3
 
@@ -125,7 +126,7 @@ def clean_scores(scores: dict[str, Any], task: Task) -> tuple[dict[str, float], 
         if key not in task.score_keys:
             raise RuntimeError(f"task {task.name} wrote undeclared score key {key!r}")
         if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
-            raise RuntimeError(f"task {task.name}: score {key!r} is not a number: {value!r}")
+            raise RuntimeError(f"task {task.name}: score {key!r} is not a number: {shown(value)}")
         number = float(value)
         if math.isnan(number):
             omitted.append(key)

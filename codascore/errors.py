@@ -8,6 +8,7 @@ None reaches Codabench or a user as a traceback::
     ├── UsageError                 a command line that cannot be carried out as written: exit 2
     ├── SubmissionError            the participant's files are invalid: the scorer exits 1, no scores.json
     ├── ReferenceDataError         reference data, input data or task.yaml is broken: an organiser's error, exit 2
+    │   └── UnknownTaskError       a task name no family defines (on the command line: exit 2, as a usage error)
     ├── BundleError                a competition bundle cannot be built
     │   └── WheelError             a pinned wheel cannot be had (download, cache or recorded hash)
     ├── RunnerError                a local run cannot be set up (missing folders, a refused submission)
@@ -52,6 +53,10 @@ class SubmissionError(CodascoreError):
 
 class ReferenceDataError(CodascoreError):
     """Reference data, input data or task configuration is broken (an organiser's error): the scorer exits 2."""
+
+
+class UnknownTaskError(ReferenceDataError):
+    """A task name that no installed family defines; the message lists the known ones, closest first."""
 
 
 class BundleError(CodascoreError):

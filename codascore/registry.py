@@ -6,9 +6,10 @@ imports sympy or h5py.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 
-from .errors import ReferenceDataError
+from .errors import ReferenceDataError, UnknownTaskError
 from .task import Task
 
 #: family name -> module exposing TASKS (a dict name -> Task instance)
@@ -39,10 +40,11 @@ def family_tasks(family: str) -> dict[str, Task]:
 
 
 def get_task(name: str) -> Task:
-    """The task called ``name``, e.g. ``weak_lensing.phase1``; ReferenceDataError if there is none."""
+    """The task called ``name``, e.g. ``weak_lensing.phase1``; UnknownTaskError, naming the closest known
+    task and listing them all, if there is none."""
     family = str(name).split(".", 1)[0]
     if family not in FAMILIES:
-        raise ReferenceDataError(f"unknown task {name!r}: no family {family!r} (known: {sorted(FAMILIES)})")
+        raise unknown_task(name)
     try:
         tasks = family_tasks(family)
     except ModuleNotFoundError as exc:
@@ -50,8 +52,27 @@ def get_task(name: str) -> Task:
             raise ReferenceDataError(f"task {name!r}: family {family!r} is not installed") from exc
         raise
     if name not in tasks:
-        raise ReferenceDataError(f"unknown task {name!r} (known: {sorted(tasks)})")
+        raise unknown_task(name)
     return tasks[name]
+
+
+def did_you_mean(name: str, known: list[str]) -> str:
+    """' (did you mean X?)' with the known name closest to name (difflib's ratio), or '' if none is close."""
+    close = difflib.get_close_matches(str(name), known, n=1)
+    return f" (did you mean {close[0]}?)" if close else ""
+
+
+def unknown_task(name: str) -> UnknownTaskError:
+    """The error for a task name no family defines: the closest known name, then every known one."""
+    known: list[str] = []
+    for family in FAMILIES:
+        try:
+            known += family_tasks(family)
+        except ImportError:  # a family this build lacks, or one that cannot load here: list the others
+            continue
+    known.sort()
+    return UnknownTaskError(f"unknown task {str(name)!r}{did_you_mean(name, known)}; "
+                            f"the tasks are {', '.join(known)}")
 
 
 def all_tasks() -> dict[str, Task]:

@@ -471,12 +471,17 @@ def check_outputs(output: Path, exit_code: int | None, layout: TaskLayout) -> tu
 
 
 def format_run(result: RunResult) -> str:
+    """The outcome as printed: a run stopped before scoring (refused archive, time limit) says why on its
+    first line, once; a scoring step that failed shows its exit code and its ERROR lines."""
+    stopped = result.exit_code is None and not result.scored
+    status = "scored" if result.scored else "FAILED" if stopped else f"FAILED (exit code {result.exit_code})"
+    where = f"{result.elapsed:.2f} s, run folder {result.run_dir}"
     lines = [f"{result.task} / {result.submission}: "
-             + ("scored" if result.scored else f"FAILED (exit code {result.exit_code})")
-             + f" in {result.elapsed:.2f} s, run folder {result.run_dir}"]
+             + (f"{status}: {'; '.join(result.violations)} (after {where})" if stopped and result.violations
+                else f"{status} in {where}")]
     lines += [f"  {key:<24} {value:.6g}" for key, value in result.scores.items()]
-    lines += [f"  contract violation: {v}" for v in result.violations]
-    if result.error and not result.scored:
+    lines += [] if stopped else [f"  contract violation: {v}" for v in result.violations]
+    if result.error and not result.scored and result.error.strip() not in result.violations:
         errors = [line for line in result.error.splitlines() if line.startswith("ERROR")]
         lines += ["  " + line for line in (errors or result.error.splitlines()[-15:])[:25]]
     return "\n".join(lines)

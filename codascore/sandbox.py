@@ -49,8 +49,12 @@ def locate_submission(res_dir: Path, result_files: tuple[str, ...]) -> tuple[Pat
         return folders[0], [warning]
     expected = ", ".join(result_files)
     found = ", ".join(sorted(p.name + ("/" if p.is_dir() else "") for p in entries)) or "nothing"
+    # The hint only where it helps: the files are there, but inside a folder.
+    nested = any(fnmatch.filter([p.name for p in folder.rglob("*")], pattern)
+                 for folder in folders for pattern in result_files)
+    hint = " Zip the files themselves, not a folder holding them." if nested else ""
     raise SubmissionError(f"no result file found: expected {expected} at the root of the submission zip, "
-                          f"found {found}. Zip the files themselves, not a folder holding them.")
+                          f"found {found}.{hint}")
 
 
 def find_entry(submission_dir: Path, entry_names: tuple[str, ...]) -> tuple[Path | None, list[str]]:

@@ -45,6 +45,27 @@ class Problems:
             raise SubmissionError(self.messages, total=self.total)
 
 
+def shown(value: Any, limit: int = 40) -> str:
+    """A value as a message shows it: a number plainly (numpy 2 writes ``np.float64(-0.1)`` for a numpy
+    scalar's repr, numpy 1.26 ``-0.1``: both become ``-0.1``), a string quoted and cut to limit characters,
+    a list or tuple element by element, anything else as its repr cut to limit characters.
+
+    >>> import numpy as np
+    >>> shown(np.float64(-0.1)), shown(np.int64(3)), shown("x" * 50, limit=5), shown([np.float32(0.5), 1])
+    ('-0.1', '3', "'xxxxx...'", '[0.5, 1]')
+    """
+    if getattr(value, "shape", None) == () and hasattr(value, "item"):  # a numpy scalar or 0-d array
+        value = value.item()
+    if isinstance(value, str):
+        return repr(value if len(value) <= limit else value[:limit] + "...")
+    if isinstance(value, (list, tuple)):
+        text = ", ".join(shown(item, limit) for item in value[:limit])
+        text = f"{text}, ..." if len(value) > limit else text
+        return f"[{text}]" if isinstance(value, list) else f"({text})"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
 def is_number(value: Any) -> bool:
     """A JSON or YAML number: int or float, and not a bool (``True`` is an int to Python, not to a reader)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool)

@@ -24,6 +24,7 @@ from typing import Iterable, Sequence
 import numpy as np
 
 from ..errors import SimplifyTimeout
+from ..validate import shown
 from .expressions import check_feature_names, parse_model
 
 #: Time limit of one sympy.simplify call, in seconds (2022: MAXTIME = 10).
@@ -333,7 +334,7 @@ def _check_results(results, aggregate: str, profile: str | None) -> str:
                if (np.isinf(value) and value != allowed_inf)
                or (np.isnan(value) and original is not None and not _is_nan(original))]
         if bad:
-            raise ValueError(f"results[{column!r}] row {bad[0]} = {raw[bad[0]]!r} is not a finite number or NaN")
+            raise ValueError(f"results[{column!r}] row {bad[0]} = {shown(raw[bad[0]])} is not a finite number or NaN")
     return profile
 
 

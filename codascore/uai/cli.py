@@ -18,8 +18,10 @@ def register(subparsers) -> None:
 
     p = sub.add_parser("update-best", help="fold better MPE/MMAP answers reported in details.json files "
                                            "(scoring outputs) into a reference folder, after re-checking them")
-    p.add_argument("ref_dir")
-    p.add_argument("details", nargs="+")
+    p.add_argument("ref_dir", metavar="REF_DIR", help="the reference folder of a uai.mpe or uai.mmap task "
+                                                       "(holding reference.json), updated in place")
+    p.add_argument("details", nargs="+", metavar="DETAILS_JSON",
+                   help="details.json files the scorer wrote for scored submissions (their new best answers)")
     p.set_defaults(func=cmd_update_best)
 
 

@@ -22,7 +22,7 @@ import numpy as np
 from ..errors import (AnswerError, FormatError, ReferenceDataError, TableTooLarge, TrivialAnswerError,
                       UsageError)
 from ..task import Result, Section, Task
-from ..validate import Problems, is_finite_number
+from ..validate import Problems, is_finite_number, shown
 from . import files, metrics, result_files
 from .bucket_elimination import log10_mmap_value, mmap
 from .report import report_sections
@@ -70,7 +70,7 @@ class Grade:
 def _finite(record: dict, key: str, where: str) -> float:
     value = record.get(key)
     if not is_finite_number(value):
-        raise ReferenceDataError(f"{where}: {key} must be a finite number, got {value!r}")
+        raise ReferenceDataError(f"{where}: {key} must be a finite number, got {shown(value)}")
     return float(value)
 
 
@@ -494,7 +494,7 @@ def update_best(ref_dir: Path, details_files: list[Path]) -> list[str]:
                                          f"({exc})") from None
             record = by_id[inst.id]
             if value > record["best_log10"] + float(config["tolerance"]):
-                changes.append(f"{inst.id}: best log10 {record['best_log10']!r} -> {value!r}")
+                changes.append(f"{inst.id}: best log10 {shown(record['best_log10'])} -> {shown(value)}")
                 record["best_log10"] = value
                 key = "best_assignment" if task.kind == "MPE" else "best_answer"
                 record[key] = task.jsonable(answer)

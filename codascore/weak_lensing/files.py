@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ReferenceDataError, SubmissionError
-from ..validate import Problems, is_number, read_participant_json
+from ..validate import Problems, is_number, read_participant_json, shown
 from .metrics import PARAMETERS
 
 #: input_data/<task>/: noiseless training maps and their labels, noisy test maps.
@@ -157,7 +157,7 @@ def check_errorbars(errorbars: np.ndarray, problems: Problems) -> None:
     for i, j in np.argwhere(bad):
         value = errorbars[i, j]
         why = "must be > 0" if value <= 0 else "is so small that its square underflows to 0"
-        problems.add(f"{RESULT_FILE}: errorbars[{i}][{j}] ({PARAMETERS[j]}) = {value!r} {why}")
+        problems.add(f"{RESULT_FILE}: errorbars[{i}][{j}] ({PARAMETERS[j]}) = {shown(value)} {why}")
 
 
 def read_phase1_result(res_dir: Path, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
@@ -210,7 +210,7 @@ def read_phase2_result(res_dir: Path, n: int, ranking: str = "seed") -> tuple[np
         p_ind = number_vector(data, "p_ind", n, problems)
         if p_ind is not None:
             for i in np.flatnonzero((p_ind < 0) | (p_ind > 1)):
-                problems.add(f"{RESULT_FILE}: p_ind[{i}] = {p_ind[i]!r} is outside [0, 1]")
+                problems.add(f"{RESULT_FILE}: p_ind[{i}] = {shown(p_ind[i])} is outside [0, 1]")
     elif ranking == "deployed":
         if "ood_scores" not in data:
             problems.add(f"{RESULT_FILE}: missing key 'ood_scores', the list of {n} out-of-distribution scores "
