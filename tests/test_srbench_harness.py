@@ -205,6 +205,20 @@ def test_a_missing_module_is_one_clear_error_with_the_dependency_rules(tmp_path,
     assert not (tmp_path / "out" / files.MODELS_FILE).exists()
 
 
+def test_a_name_the_installed_package_lacks_is_not_called_a_missing_module(tmp_path):
+    inputs = tmp_path / "input"
+    _write_inputs(inputs)
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / files.REGRESSOR_FILE).write_text("from sklearn.linear_model import NoSuchRegressor\n")
+    task = get_task(TASK)
+    with pytest.raises(SubmissionError) as caught:
+        task.ingest(inputs, tmp_path / "out", folder, task.load_config({}))
+    [message] = caught.value.problems
+    assert "cannot import name 'NoSuchRegressor'" in message and "is not available here" not in message
+    assert "environment.yml and install.sh are never run" in message
+
+
 @pytest.mark.parametrize("value, problem", [
     ({"pre_train": print, "scale_x": False}, None),
     ({"max_train_samples": 10, "test_params": {}, "DataFrame": True}, None),

@@ -90,12 +90,13 @@ def settings_of(module, scale_default: bool) -> dict:
 
 
 def probe_regressor(entry: str, scale_default: bool) -> dict:
-    """Runs in a process of its own: import regressor.py once. {"missing": module, "message": ...} when the
-    import fails for a module that is not there, else {"eval_kwargs": what each run will apply}."""
+    """Runs in a process of its own: import regressor.py once. {"missing": module (or ""), "message": ...}
+    when an import fails, else {"eval_kwargs": what each run will apply}."""
     try:
         module = load_regressor(entry)
-    except ImportError as exc:
-        return {"missing": exc.name or "", "message": f"{type(exc).__name__}: {exc}"}
+    except ImportError as exc:  # a missing module, or a name the installed version lacks
+        missing = (exc.name or "") if isinstance(exc, ModuleNotFoundError) else ""
+        return {"missing": missing, "message": f"{type(exc).__name__}: {exc}"}
     settings = settings_of(module, scale_default)
     return {"eval_kwargs": {**settings, "pre_train": bool(settings["pre_train"]),
                             "test_params": sorted(settings["test_params"])}}
