@@ -122,7 +122,7 @@ def unscale_model(text: str, feature_names: list[str], x_scaler=None, y_scaler=N
     """A model string fitted on standardised data, rewritten over the raw features: each feature name x
     becomes ``((x - mean)/scale)`` and the whole ``scale_y*(model) + mean_y`` (docs/srbench.md#scaling)."""
     if x_scaler is not None:
-        by_name = {name: f"(({name} - {m!r})/{s!r})"
+        by_name = {name: f"(({name} - {float(m)!r})/{float(s)!r})"
                    for name, m, s in zip(feature_names, x_scaler.mean_, x_scaler.scale_)}
         pattern = re.compile(r"(?<![A-Za-z0-9_.])(" + "|".join(map(re.escape, sorted(by_name, key=len, reverse=True)))
                              + r")(?![A-Za-z0-9_(])")
