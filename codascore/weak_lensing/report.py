@@ -9,7 +9,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from ..report import figure_html, new_figure, paragraph, table
+from ..report import figure_html, figure_or_note, new_figure, paragraph, table
 from ..task import Section
 from . import metrics
 from .files import PRIOR
@@ -30,37 +30,43 @@ def phase1_report(truth: np.ndarray, means: np.ndarray, errorbars: np.ndarray) -
     with np.errstate(all="ignore"):
         pulls = (means - truth) / sigma
 
-    fig, axes = new_figure(10, 4.2, ncols=2)
-    for p, ax in enumerate(axes):
-        lo, hi = PRIOR[PARAMETERS[p]]
-        ax.hexbin(truth[:, p], means[:, p], gridsize=25, cmap="Blues", mincnt=MIN_BIN_COUNT,
-                  extent=(lo, hi, min(lo, np.percentile(means[:, p], 1)), max(hi, np.percentile(means[:, p], 99))))
-        edges = np.linspace(truth[:, p].min(), truth[:, p].max(), 13)
-        centres, mean_pred, mean_sigma = [], [], []
-        for a, b in zip(edges[:-1], edges[1:]):
-            rows = (truth[:, p] >= a) & (truth[:, p] <= b)
-            if rows.sum() >= MIN_BIN_COUNT:
-                centres.append((a + b) / 2)
-                mean_pred.append(np.median(means[rows, p]))
-                mean_sigma.append(np.median(sigma[rows, p]))
-        ax.errorbar(centres, mean_pred, yerr=mean_sigma, fmt="o", color="#c62828", capsize=3,
-                    label="median prediction ± median σ (truth bins)")
-        ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="prediction = truth")
-        ax.set_xlabel(f"true {PARAMETERS[p]}")
-        ax.set_ylabel(f"predicted {PARAMETERS[p]}")
-        ax.legend(fontsize=8, loc="upper left")
-    scatter = figure_html(fig, "predicted against true, per parameter")
+    def draw_scatter() -> str:
+        fig, axes = new_figure(10, 4.2, ncols=2)
+        for p, ax in enumerate(axes):
+            lo, hi = PRIOR[PARAMETERS[p]]
+            extent = (lo, hi, min(lo, np.percentile(means[:, p], 1)), max(hi, np.percentile(means[:, p], 99)))
+            ax.hexbin(truth[:, p], means[:, p], gridsize=25, cmap="Blues", mincnt=MIN_BIN_COUNT, extent=extent)
+            edges = np.linspace(truth[:, p].min(), truth[:, p].max(), 13)
+            centres, mean_pred, mean_sigma = [], [], []
+            for a, b in zip(edges[:-1], edges[1:]):
+                rows = (truth[:, p] >= a) & (truth[:, p] <= b)
+                if rows.sum() >= MIN_BIN_COUNT:
+                    centres.append((a + b) / 2)
+                    mean_pred.append(np.median(means[rows, p]))
+                    mean_sigma.append(np.median(sigma[rows, p]))
+            ax.errorbar(centres, mean_pred, yerr=mean_sigma, fmt="o", color="#c62828", capsize=3,
+                        label="median prediction ± median σ (truth bins)")
+            ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="prediction = truth")
+            ax.set_xlabel(f"true {PARAMETERS[p]}")
+            ax.set_ylabel(f"predicted {PARAMETERS[p]}")
+            ax.legend(fontsize=8, loc="upper left")
+        return figure_html(fig, "predicted against true, per parameter")
 
-    fig, axes = new_figure(10, 3.6, ncols=2)
-    grid = np.linspace(-5, 5, 201)
-    for p, ax in enumerate(axes):
-        finite = pulls[np.isfinite(pulls[:, p]), p]
-        ax.hist(np.clip(finite, -5, 5), bins=60, range=(-5, 5), density=True, color="#5c7cba", alpha=0.8,
-                label="(μ − truth)/σ")
-        ax.plot(grid, np.exp(-grid ** 2 / 2) / math.sqrt(2 * math.pi), "k-", lw=1.5, label="N(0, 1)")
-        ax.set_xlabel(f"pull of {PARAMETERS[p]} (clipped to ±5)")
-        ax.legend(fontsize=8)
-    histogram = figure_html(fig, "histogram of pulls against N(0,1)")
+    scatter = figure_or_note("predicted against true", draw_scatter)
+
+    def draw_pulls() -> str:
+        fig, axes = new_figure(10, 3.6, ncols=2)
+        grid = np.linspace(-5, 5, 201)
+        for p, ax in enumerate(axes):
+            finite = pulls[np.isfinite(pulls[:, p]), p]
+            ax.hist(np.clip(finite, -5, 5), bins=60, range=(-5, 5), density=True, color="#5c7cba", alpha=0.8,
+                    label="(μ − truth)/σ")
+            ax.plot(grid, np.exp(-grid ** 2 / 2) / math.sqrt(2 * math.pi), "k-", lw=1.5, label="N(0, 1)")
+            ax.set_xlabel(f"pull of {PARAMETERS[p]} (clipped to ±5)")
+            ax.legend(fontsize=8)
+        return figure_html(fig, "histogram of pulls against N(0,1)")
+
+    histogram = figure_or_note("pulls against N(0, 1)", draw_pulls)
 
     rows = []
     for n_sigma in (1.0, 2.0):
@@ -75,17 +81,21 @@ def phase1_report(truth: np.ndarray, means: np.ndarray, errorbars: np.ndarray) -
     half_widths = np.array([NormalDist().inv_cdf((1 + level) / 2) for level in levels])
     with np.errstate(invalid="ignore"):
         inside = np.abs(pulls)[None, :, :] <= half_widths[:, None, None]
-    fig, ax = new_figure(5.2, 4.2)
-    ax.plot([0, 1], [0, 1], "k--", lw=1, label="calibrated")
-    for p, colour in zip(range(2), ("#1f4e9c", "#c62828")):
-        ax.plot(levels, inside[:, :, p].mean(axis=1), "-", color=colour, lw=1.6, label=PARAMETERS[p])
-    ax.axvline(math.erf(1 / math.sqrt(2)), color="#999", lw=0.8, ls=":")
-    ax.set_xlabel("nominal level of μ ± zσ (Gaussian)")
-    ax.set_ylabel("observed coverage")
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    ax.legend(fontsize=8, loc="upper left")
-    calibration = figure_html(fig, "coverage against nominal level")
+
+    def draw_calibration() -> str:
+        fig, ax = new_figure(5.2, 4.2)
+        ax.plot([0, 1], [0, 1], "k--", lw=1, label="calibrated")
+        for p, colour in zip(range(2), ("#1f4e9c", "#c62828")):
+            ax.plot(levels, inside[:, :, p].mean(axis=1), "-", color=colour, lw=1.6, label=PARAMETERS[p])
+        ax.axvline(math.erf(1 / math.sqrt(2)), color="#999", lw=0.8, ls=":")
+        ax.set_xlabel("nominal level of μ ± zσ (Gaussian)")
+        ax.set_ylabel("observed coverage")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.legend(fontsize=8, loc="upper left")
+        return figure_html(fig, "coverage against nominal level")
+
+    calibration = figure_or_note("coverage against nominal level", draw_calibration)
     return [
         Section("Predicted against true", paragraph(
             f"Density of (true, predicted) pairs, in cells of at least {MIN_BIN_COUNT} maps; red points are "
