@@ -21,12 +21,16 @@ def report_sections(result, reference, submission) -> list[Section]:
 
 def _per_target(result) -> Section:
     per_target = result.details["per_target_posterior"]
-    fig, ax = new_figure(7.0, 3.2)
-    ax.bar(range(len(TARGETS)), [per_target[t] for t in TARGETS], color="#4a7ab5")
-    ax.set_xticks(range(len(TARGETS)), TARGETS, rotation=20)
-    ax.set_ylim(0, 1000)
-    ax.set_ylabel("mean (1 - KS D) x 1000")
-    html = (figure_html(fig, "posterior score per target") +
+
+    def draw() -> str:
+        fig, ax = new_figure(7.0, 3.2)
+        ax.bar(range(len(TARGETS)), [per_target[t] for t in TARGETS], color="#4a7ab5")
+        ax.set_xticks(range(len(TARGETS)), TARGETS, rotation=20)
+        ax.set_ylim(0, 1000)
+        ax.set_ylabel("mean (1 - KS D) x 1000")
+        return figure_html(fig, "posterior score per target")
+
+    html = (figure_or_note("posterior score per target", draw) +
             table([(t, per_target[t]) for t in TARGETS], ["target", "mean posterior score"]))
     return Section("Posterior score per target", html)
 

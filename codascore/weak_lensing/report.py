@@ -132,21 +132,24 @@ def phase2_report(is_ood: np.ndarray, p_ind: np.ndarray, scores: np.ndarray, eps
         f"{source}."))]
     if is_ood.min() != is_ood.max():
         grid, tpr = coarse_roc(is_ood, scores)
-        fig, axes = new_figure(10, 4.0, ncols=2)
-        for ax, log_axis in zip(axes, (False, True)):
-            ax.axvspan(1e-3, 0.05, color="#ffd54f", alpha=0.35, label="FPR band of tpr_low_fpr")
-            ax.plot(grid, tpr, "-", color="#1f4e9c", lw=1.6, label="ROC (OoD = positive)")
-            ax.plot([1e-4, 1], [1e-4, 1], "k:", lw=1, label="chance")
-            ax.set_xlabel("false positive rate (InD maps flagged)")
-            ax.set_ylabel("true positive rate (OoD maps flagged)")
-            if log_axis:
-                ax.set_xscale("log")
-                ax.set_xlim(1e-3 / 2, 1)
-            else:
-                ax.set_xlim(0, 1)
-            ax.set_ylim(0, 1.02)
-        axes[0].legend(fontsize=8, loc="lower right")
-        roc_html = figure_html(fig, "ROC curve with the FPR band of tpr_low_fpr")
+        def draw_roc() -> str:
+            fig, axes = new_figure(10, 4.0, ncols=2)
+            for ax, log_axis in zip(axes, (False, True)):
+                ax.axvspan(1e-3, 0.05, color="#ffd54f", alpha=0.35, label="FPR band of tpr_low_fpr")
+                ax.plot(grid, tpr, "-", color="#1f4e9c", lw=1.6, label="ROC (OoD = positive)")
+                ax.plot([1e-4, 1], [1e-4, 1], "k:", lw=1, label="chance")
+                ax.set_xlabel("false positive rate (InD maps flagged)")
+                ax.set_ylabel("true positive rate (OoD maps flagged)")
+                if log_axis:
+                    ax.set_xscale("log")
+                    ax.set_xlim(1e-3 / 2, 1)
+                else:
+                    ax.set_xlim(0, 1)
+                ax.set_ylim(0, 1.02)
+            axes[0].legend(fontsize=8, loc="lower right")
+            return figure_html(fig, "ROC curve with the FPR band of tpr_low_fpr")
+
+        roc_html = figure_or_note("ROC curve", draw_roc)
         sections.append(Section("ROC curve", paragraph(
             f"Sampled every {MIN_BIN_COUNT} in-distribution maps; the right panel has a logarithmic FPR "
             f"axis. The shaded band is where tpr_low_fpr averages the TPR.") + roc_html))
@@ -157,27 +160,30 @@ def phase2_report(is_ood: np.ndarray, p_ind: np.ndarray, scores: np.ndarray, eps
     ind_counts = np.bincount(which, weights=(is_ood == 0), minlength=10)
     mean_p = np.bincount(which, weights=p_ind, minlength=10)
     shown = counts >= MIN_BIN_COUNT
-    fig, axes = new_figure(10, 4.0, ncols=2)
-    ax = axes[0]
-    ax.plot([0, 1], [0, 1], "k--", lw=1, label="perfect calibration")
-    ax.plot(mean_p[shown] / counts[shown], ind_counts[shown] / counts[shown], "o-", color="#c62828",
-            label="observed InD fraction")
-    ax.set_xlabel("mean submitted p_ind in the bin")
-    ax.set_ylabel("fraction of maps in-distribution")
-    ax.set_xlim(0, 1)
-    ax.set_ylim(0, 1)
-    ax.legend(fontsize=8, loc="upper left")
-    ax = axes[1]
-    centres = (edges[:-1] + edges[1:]) / 2
-    width = edges[1] - edges[0]
-    ax.bar(centres[shown], (ind_counts)[shown], width=width * 0.9, color="#5c7cba", alpha=0.8,
-           label="in-distribution maps")
-    ax.bar(centres[shown], (counts - ind_counts)[shown], width=width * 0.9, bottom=ind_counts[shown],
-           color="#e57373", alpha=0.8, label="out-of-distribution maps")
-    ax.set_xlabel("submitted p_ind")
-    ax.set_ylabel("number of maps")
-    ax.legend(fontsize=8, loc="upper center")
-    reliability = figure_html(fig, "reliability diagram and p_ind histograms per class")
+    def draw_reliability() -> str:
+        fig, axes = new_figure(10, 4.0, ncols=2)
+        ax = axes[0]
+        ax.plot([0, 1], [0, 1], "k--", lw=1, label="perfect calibration")
+        ax.plot(mean_p[shown] / counts[shown], ind_counts[shown] / counts[shown], "o-", color="#c62828",
+                label="observed InD fraction")
+        ax.set_xlabel("mean submitted p_ind in the bin")
+        ax.set_ylabel("fraction of maps in-distribution")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1)
+        ax.legend(fontsize=8, loc="upper left")
+        ax = axes[1]
+        centres = (edges[:-1] + edges[1:]) / 2
+        width = edges[1] - edges[0]
+        ax.bar(centres[shown], (ind_counts)[shown], width=width * 0.9, color="#5c7cba", alpha=0.8,
+               label="in-distribution maps")
+        ax.bar(centres[shown], (counts - ind_counts)[shown], width=width * 0.9, bottom=ind_counts[shown],
+               color="#e57373", alpha=0.8, label="out-of-distribution maps")
+        ax.set_xlabel("submitted p_ind")
+        ax.set_ylabel("number of maps")
+        ax.legend(fontsize=8, loc="upper center")
+        return figure_html(fig, "reliability diagram and p_ind histograms per class")
+
+    reliability = figure_or_note("reliability diagram", draw_reliability)
     rows = [(f"[{a:.1f}, {b:.1f}{']' if b == 1 else ')'}", int(c), (f"{i / c:.3f}" if ok else "-"))
             for a, b, c, i, ok in zip(edges[:-1], edges[1:], counts, ind_counts, shown)]
     hidden = int(counts[~shown].sum())
