@@ -14,10 +14,10 @@ from pathlib import Path
 
 import numpy as np
 
-from fuzzing import Campaign, mutate_bytes, mutate_json, mutate_numbers, mutate_structure, pick
+from fuzzing import Campaign, case_count, mutate_bytes, mutate_json, mutate_numbers, mutate_structure, pick
 
 SEED = 15_001
-CASES = 1000
+CASES = case_count()
 N_MAPS = 60
 #: Numbers that keep a result valid but push the metrics and figures to their extremes.
 EXTREME_VALUES = ("1e300", "-1e300", "1e-150", "1e150", "0", "1", "0.9999999999", "1e-160", "5e-324", "-5e-324",

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import io
 import struct
+import tokenize
 import zipfile
 import zlib
 from pathlib import Path
@@ -125,16 +126,18 @@ def _read_hdf5(path: Path, only: set[str] | None = None, rows: tuple[int, int] =
     # ValueError) from its C library: every failure inside it is the participant's file.
     try:
         with h5py.File(path, "r") as handle:
-            for name in handle:
+            for key in handle:
+                # h5py gives a name that is not UTF-8 as bytes
+                name = key if isinstance(key, str) else key.decode("utf-8", "backslashreplace")
                 where = f"group {name[:80]!r}"
                 if only is not None and name not in only:
                     groups[name] = {}
                     continue
                 # Links could make the scorer read other files (e.g. the reference): only hard links count.
-                if not isinstance(handle.get(name, getlink=True), h5py.HardLink):
+                if not isinstance(handle.get(key, getlink=True), h5py.HardLink):
                     groups[name] = {"": "is a soft or external link; only plain groups are accepted"}
                     continue
-                group = handle[name]
+                group = handle[key]
                 if not isinstance(group, h5py.Group):
                     groups[name] = {"": f"is a {type(group).__name__}, not a group"}
                     continue
@@ -165,9 +168,10 @@ def _read_dataset(h5py, group, dataset: str, rows: tuple[int, int]):
     return np.asarray(item[()], dtype=np.float64)
 
 
-#: What reading a damaged zip or .npy member raises (zipfile, zlib, numpy.lib.format).
+#: What reading a damaged zip or .npy member raises (zipfile, zlib, numpy.lib.format, which tokenizes the
+#: header and builds a dtype from it).
 _NPZ_ERRORS = (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, NotImplementedError,
-               RuntimeError, struct.error)
+               RuntimeError, struct.error, tokenize.TokenError, SyntaxError, TypeError)
 
 
 def _read_npz(path: Path, only: set[str] | None = None, rows: tuple[int, int] = ALL_ROWS) -> dict:
