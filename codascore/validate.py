@@ -58,10 +58,11 @@ def is_finite_number(value: Any) -> bool:
 
 #: Limits of a participant's JSON file (docs/codabench.md#limits-of-participant-files): its size in bytes,
 #: how deeply arrays and objects nest, and how many characters one number literal may have (Python's int()
-#: refuses literals over 4,300 digits with a ValueError; a float64 needs at most 24 characters).
+#: refuses literals over 4,300 digits with a ValueError; the largest float64 written out in full as an
+#: integer has 309 digits).
 MAX_JSON_BYTES = 256 * 1024**2
 MAX_JSON_DEPTH = 64
-MAX_NUMBER_CHARS = 200
+MAX_NUMBER_CHARS = 400
 
 _JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
 
