@@ -104,7 +104,7 @@ def json_depth(raw: bytes) -> int:
 
 
 def _refused_paths(data: Any) -> list[str]:
-    """'field[index]...: literal reason' for every refused number in parsed data, in document order."""
+    """'field[index]... = literal reason' for every refused number in parsed data, in document order."""
     found: list[str] = []
     stack: list[tuple[str, Any]] = [("", data)]
     while stack:
@@ -113,7 +113,7 @@ def _refused_paths(data: Any) -> list[str]:
             shown = value.literal if len(value.literal) <= 40 else value.literal[:30] + "..."
             found.append(f"{path or 'the value'} = {shown} {value.reason}")
         elif isinstance(value, dict):
-            stack += [(f"{path}[{json.dumps(k)[:40]}]" if path else k[:40], v)
+            stack += [(f"{path}[{json.dumps(k)[:40]}]" if path or not k.isprintable() else k[:40], v)
                       for k, v in reversed(value.items())]
         elif isinstance(value, list):
             stack += [(f"{path}[{i}]", v) for i, v in reversed(list(enumerate(value)))]

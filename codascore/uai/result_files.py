@@ -15,8 +15,10 @@ import numpy as np
 from ..errors import AnswerError
 from .files import Model, format_pairs
 
-#: Result files larger than this are not read (an answer of any real instance is far smaller).
-MAX_RESULT_BYTES = 64 * 1024**2
+#: Result files larger than this are not read (an answer of any real instance is far smaller). Reading
+#: one takes about 30 times its size in memory (a Python string and a line number per token), so that
+#: this bound keeps the scorer well under 1 GiB (docs/uai.md#result-files).
+MAX_RESULT_BYTES = 16 * 1024**2
 
 #: The task words of result files, and accepted aliases ("MAP" is the UAI 2014 name of MPE).
 TASK_WORDS = {"PR": "PR", "MAR": "MAR", "MPE": "MPE", "MAP": "MPE", "MMAP": "MMAP", "MLC": "MLC"}
@@ -49,7 +51,8 @@ def split_result(text: str, task: str) -> tuple[list[str], list[int]]:
     return tokens, line_of
 
 
-#: Integer tokens (variables, values, counts) must fit an int64, as every index of the model does.
+#: Integer tokens (variables, values, counts) must fit an int64, as every index of the model does
+#: (docs/uai.md#integer-tokens).
 INT64_RANGE = (-2**63, 2**63 - 1)
 
 
