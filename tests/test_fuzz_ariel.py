@@ -224,7 +224,8 @@ def test_fuzz_ariel(project_data, tmp_path, capsys):
     for name, (traces, weights) in samples.items():
         clean[name, ".hdf5"] = hdf5_bytes({n: {"tracedata": t, "weights": w}
                                           for n, t, w in zip(NAMES, traces, weights)}, tmp_path / "clean.hdf5")
-        clean[name, ".npz"] = npz_bytes({f"{k}.npy": npy_bytes(v) for k, v in posterior_members(traces, weights).items()})
+        members = posterior_members(traces, weights)
+        clean[name, ".npz"] = npz_bytes({f"{k}.npy": npy_bytes(v) for k, v in members.items()})
     for _ in range(CASES):
         name = rng.choice(sorted(samples))
         suffix = rng.choice((".hdf5", ".npz"))

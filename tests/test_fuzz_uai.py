@@ -70,16 +70,31 @@ def mutate_tokens(text: str, rng: random.Random) -> tuple[str, str]:
     return "\n".join(" ".join(tokens) for tokens in lines) + "\n", f"tokens: {kind}"
 
 
-def extreme_probabilities(text: str, rng: random.Random) -> tuple[str, str]:
-    """Valid answers with extreme numbers: MAR probabilities as large or small as a float64 holds, PR values
-    far beyond any real log10 Z."""
+#: Integers beyond what an index of a model can be (int64), and floats at float64's ends.
+HUGE_INTEGERS = ("9" * 25, "18446744073709551616", "-9223372036854775809", "1" + "0" * 400)
+EXTREME_FLOATS = ("1e308", "1.7976931348623157e308", "5e-324", "1e-300", "1e300", "-1e308")
+
+
+def extreme_numbers(text: str, rng: random.Random) -> tuple[str, str]:
+    """Answers at the ends of the number types: probabilities (MAR) or log10 Z (PR) as large or small as a
+    float64 holds, every probability of a variable at 1e308 (their sum overflows), or indices and values
+    (MPE, MMAP, MLC) beyond int64."""
     lines = text.splitlines()
-    tokens = [t for line in lines[2:] for t in line.split()]
-    value = rng.choice(("1e308", "1.7976931348623157e308", "5e-324", "1e-300", "1e300", "-1e308"))
-    numbers = [i for i, t in enumerate(tokens) if "." in t or "e" in t]
-    for i in rng.sample(numbers, min(len(numbers), rng.randint(1, 10))):
+    head, tokens = lines[:2], [t for line in lines[2:] for t in line.split()]
+    floats = [i for i, t in enumerate(tokens) if "." in t or "e" in t]
+    if floats:
+        value = rng.choice(EXTREME_FLOATS)
+        if rng.random() < 0.5 and len(floats) > 1:  # a whole vector, as in a MAR answer "2 p p"
+            start = rng.randrange(len(floats) - 1)
+            chosen = floats[start:start + 2]
+        else:
+            chosen = rng.sample(floats, min(len(floats), rng.randint(1, 10)))
+    else:
+        value = rng.choice(HUGE_INTEGERS)
+        chosen = rng.sample(range(len(tokens)), min(len(tokens), rng.randint(1, 3)))
+    for i in chosen:
         tokens[i] = value
-    return "\n".join(lines[:2] + [" ".join(tokens)]) + "\n", f"extreme: {value}"
+    return "\n".join(head + [" ".join(tokens)]) + "\n", f"extreme: {value[:25]}"
 
 
 def test_fuzz_uai(project_data, tmp_path, capsys):
@@ -90,7 +105,7 @@ def test_fuzz_uai(project_data, tmp_path, capsys):
         ref, samples = rng.choice(tasks)
         files = dict(samples[rng.choice(sorted(samples))])
         target = rng.choice(sorted(files))
-        mutator = pick(rng, [(0.55, mutate_tokens), (0.05, extreme_probabilities), (0.25, mutate_bytes),
+        mutator = pick(rng, [(0.5, mutate_tokens), (0.1, extreme_numbers), (0.25, mutate_bytes),
                              (0.15, None)])
         if mutator is None:
             files, description = mutate_structure(files, rng)
@@ -99,5 +114,5 @@ def test_fuzz_uai(project_data, tmp_path, capsys):
         else:
             text, description = mutator(files[target].decode("utf-8"), rng)
             files[target] = text.encode("utf-8")
-        campaign.run(ref, files, f"{description} [{ref.name}]", draw=mutator is extreme_probabilities)
+        campaign.run(ref, files, f"{description} [{ref.name}]", draw=mutator is extreme_numbers)
     campaign.assert_contract(capsys)
