@@ -133,7 +133,7 @@ def test_cli_bundle_writes_dist_name_zip_from_the_private_data_and_checks_it(dat
 
 def test_cli_bundle_refuses_an_unknown_name(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv(bundle_data.SEED_ENV, str(TEST_SEED))
-    assert cli_main(["bundle", "nonesuch", "--root", str(REPO_ROOT), "--out", str(tmp_path)]) == 1
+    assert cli_main(["bundle", "nonesuch", "--root", str(REPO_ROOT), "--out", str(tmp_path)]) == 2  # a name the command line cannot carry out: a usage error
     assert "no competition named 'nonesuch'" in capsys.readouterr().err
 
 

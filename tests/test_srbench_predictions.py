@@ -191,7 +191,8 @@ def test_reader_accepts_the_format_and_keeps_nonfinite_values(tmp_path):
     (lambda d: d.update({"noise_easy/2082": [1.0, "2.0", 3.0]}), r"run 'noise_easy/2082': index 1: \"2.0\" is not"),
     (lambda d: d.update({"noise_easy/2082": [1.0, 2.0, None]}), r"run 'noise_easy/2082': index 2: null is not"),
     (lambda d: d.update({"noise_easy/2082": [True, 2.0, 3.0]}), r"run 'noise_easy/2082': index 0: true is not"),
-    (lambda d: d.update({"noise_easy/2082": [1.0, 10**400, 3.0]}), r"run 'noise_easy/2082': index 1: 1000"),
+    (lambda d: d.update({"noise_easy/2082": [1.0, 10**309, 3.0]}),
+     r"predictions.json: noise_easy/2082\[1\] = 1000.* beyond the range of a float64"),
 ])
 def test_reader_refuses_each_malformed_class_naming_file_run_and_index(tmp_path, change, message):
     data = _valid()
