@@ -1,0 +1,115 @@
+"""Hosting with your own data (docs/hosting.md): the checker's rule 31 fails a bundle whose reference data,
+input data and starting kit disagree (instance ids, counts, shapes), on fixture bundles broken each way."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+
+from codascore import checker
+
+from bundle_fixture import TASK, valid_yaml, write_bundle, zip_folder
+
+
+def npy(array) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, np.asarray(array))
+    return buffer.getvalue()
+
+
+def rule31(report: checker.CheckReport) -> list[str]:
+    return [str(f) for f in report.findings if f.rule == 31]
+
+
+# --------------------------------------------------------------------------- weak lensing: counts of test maps
+
+def lensing_bundle(folder, n_labels: int, n_maps: int):
+    data = valid_yaml()
+    data["tasks"][0]["input_data"] = f"input_data/{TASK}/"
+    return write_bundle(folder, data, {
+        f"reference_data/{TASK}/label_test.npy": npy(np.full((n_labels, 5), 0.3)),
+        f"input_data/{TASK}/task.yaml": f"task: {TASK}\n",
+        f"input_data/{TASK}/test_maps.npy": npy(np.zeros((n_maps, 4, 4), dtype=np.float32)),
+    })
+
+
+def test_weak_lensing_reference_and_input_data_of_the_same_count_agree(tmp_path):
+    folder = lensing_bundle(tmp_path / "b", 3, 3)
+    for target in (folder, zip_folder(folder, tmp_path / "b.zip")):
+        report = checker.check_bundle(target)
+        assert rule31(report) == [] and report.ok, report.messages()
+
+
+def test_weak_lensing_test_maps_the_labels_do_not_count_fail_rule_31(tmp_path):
+    report = checker.check_bundle(lensing_bundle(tmp_path / "b", 3, 7))
+    assert not report.ok
+    assert rule31(report) == [f"ERROR [rule 31] tasks[0].input_data: input_data/{TASK}/: test maps has shape "
+                              f"(7,), the reference data reference_data/{TASK} shape (3,)"]
+
+
+def test_an_unreadable_reference_file_is_named_and_nothing_compared(tmp_path):
+    folder = lensing_bundle(tmp_path / "b", 3, 3)
+    (folder / "reference_data" / TASK / "label_test.npy").write_text("not numpy")
+    found = rule31(checker.check_bundle(folder))
+    assert len(found) == 1 and "tasks[0].reference_data" in found[0] and "label_test.npy" in found[0], found
+
+
+# --------------------------------------------------------------------------- UAI: instance ids
+
+UAI = "uai.pr"
+MODEL = "MARKOV\n1\n2\n1\n1 0\n2\n0.5 0.5\n"
+
+
+def uai_bundle(folder, reference_ids, input_ids, samples: dict[str, list[str]] | None = None):
+    data = valid_yaml()
+    data["tasks"][0].update(reference_data=f"reference_data/{UAI}/", input_data=f"input_data/{UAI}/")
+    data["leaderboards"][0]["columns"] = [{"title": key, "key": key, "index": i, "sorting": "desc"}
+                                          for i, key in enumerate(("score", "n_answered", "n_perfect"))]
+    files: dict[str, str | None] = {
+        f"reference_data/{TASK}/task.yaml": None,
+        f"reference_data/{UAI}/task.yaml": f"task: {UAI}\n",
+        f"reference_data/{UAI}/reference.json": json.dumps({"instances": [{"id": i} for i in reference_ids]}),
+        f"input_data/{UAI}/task.yaml": f"task: {UAI}\n",
+    }
+    files.update({f"reference_data/{UAI}/models/{i}.uai": MODEL for i in reference_ids})
+    files.update({f"input_data/{UAI}/models/{i}.uai": MODEL for i in input_ids})
+    if samples is not None:
+        data["phases"][0]["starting_kit"] = f"sample_submissions/{UAI}/"
+        for sample, ids in samples.items():
+            files.update({f"sample_submissions/{UAI}/{sample}/{i}.uai.PR": "PR\n-0.3\n" for i in ids})
+            files[f"sample_submissions/{UAI}/{sample}/README.md"] = "a sample\n"
+    return write_bundle(folder, data, files)
+
+
+def test_uai_data_with_the_same_instances_agree(tmp_path):
+    report = checker.check_bundle(uai_bundle(tmp_path / "b", ["a", "b", "c"], ["a", "b", "c"],
+                                             {"partial": ["a", "b"], "code_solver": []}))
+    assert rule31(report) == [], report.messages()
+
+
+def test_input_data_holding_instances_the_reference_lacks_fails_rule_31(tmp_path):
+    # The issue's case: reference_data/uai.pr held 3 instances, input_data/uai.pr still held 7.
+    ids = [f"m{k}" for k in range(7)]
+    found = rule31(checker.check_bundle(uai_bundle(tmp_path / "b", ids[:3], ids)))
+    assert found == [f"ERROR [rule 31] tasks[0].input_data: input_data/{UAI}/ holds 4 item(s) the reference "
+                     f"data reference_data/{UAI}/ does not (m3, m4, m5, m6): the scorer would ignore them"]
+
+
+def test_input_data_lacking_reference_instances_fails_rule_31(tmp_path):
+    found = rule31(checker.check_bundle(uai_bundle(tmp_path / "b", ["a", "b", "c"], ["a"])))
+    assert found == [f"ERROR [rule 31] tasks[0].input_data: input_data/{UAI}/ lacks 2 of the 3 item(s) of the "
+                     f"reference data reference_data/{UAI}/ (b, c)"]
+
+
+@pytest.mark.parametrize("zipped", [False, True])
+def test_a_starting_kit_sample_answering_instances_the_reference_lacks_fails_rule_31(tmp_path, zipped):
+    folder = uai_bundle(tmp_path / "b", ["a", "b"], ["a", "b"], {"stale": ["a", "b", "x", "y"],
+                                                                "invalid_extra": ["z"]})
+    target = zip_folder(folder, tmp_path / "b.zip") if zipped else folder
+    found = rule31(checker.check_bundle(target))
+    # invalid_* samples must fail anyway, so only the valid one is held to the reference's ids
+    assert found == [f"ERROR [rule 31] phases[0].starting_kit: {UAI}/stale holds 2 item(s) the reference data "
+                     f"reference_data/{UAI}/ does not (x, y): the scorer would ignore them"]
