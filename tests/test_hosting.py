@@ -113,3 +113,47 @@ def test_a_starting_kit_sample_answering_instances_the_reference_lacks_fails_rul
     # invalid_* samples must fail anyway, so only the valid one is held to the reference's ids
     assert found == [f"ERROR [rule 31] phases[0].starting_kit: {UAI}/stale holds 2 item(s) the reference data "
                      f"reference_data/{UAI}/ does not (x, y): the scorer would ignore them"]
+
+
+# --------------------------------------------------------------------------- every family, on the demo's data
+
+def _drop_first_model(folder):
+    next(iter(sorted((folder / "models").glob("*.uai")))).unlink()
+
+
+def _drop_last_test_map(folder):
+    maps = np.load(folder / "test_maps.npy")
+    np.save(folder / "test_maps.npy", maps[:-1])
+
+
+def _drop_last_planet(folder):
+    lines = (folder / "AuxillaryTable.csv").read_text().splitlines()
+    (folder / "AuxillaryTable.csv").write_text("\n".join(lines[:-1]) + "\n")
+
+
+def _drop_last_dataset(folder):
+    meta = json.loads((folder / "datasets.json").read_text())
+    meta["datasets"] = meta["datasets"][:-1]
+    (folder / "datasets.json").write_text(json.dumps(meta))
+
+
+@pytest.mark.parametrize("name, drop", [("uai.pr", _drop_first_model), ("weak_lensing.phase1", _drop_last_test_map),
+                                        ("ariel.retrieval", _drop_last_planet),
+                                        ("srbench.synthetic", _drop_last_dataset)])
+def test_each_family_demo_data_agree_and_input_data_one_item_short_fails_rule_31(project_data, tmp_path, name,
+                                                                                 drop):
+    import shutil
+
+    from codascore.registry import get_task
+
+    data = valid_yaml()
+    data["tasks"][0].update(reference_data=f"reference_data/{name}/", input_data=f"input_data/{name}/")
+    data["leaderboards"][0]["columns"] = [{"title": key, "key": key, "index": i, "sorting": "desc"}
+                                          for i, key in enumerate(get_task(name).score_keys)]
+    folder = write_bundle(tmp_path / "b", data, {f"reference_data/{TASK}/task.yaml": None})
+    for side in ("reference_data", "input_data"):
+        shutil.copytree(project_data / side / name, folder / side / name)
+    assert rule31(checker.check_bundle(folder)) == []
+    drop(folder / "input_data" / name)
+    found = rule31(checker.check_bundle(folder))
+    assert len(found) == 1 and found[0].startswith("ERROR [rule 31] tasks[0].input_data: "), found

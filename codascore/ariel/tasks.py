@@ -86,6 +86,22 @@ class ArielRetrieval(Task):
         return config
 
     # ------------------------------------------------------------------------------------- reference
+    def data_inventory(self, folder: Path, role: str, config: dict) -> dict[str, tuple[int, ...]] | None:
+        """Planet ids: planets.csv's planet_ID in the reference, AuxillaryTable.csv's in the input data; a
+        sample says nothing (its planets are checked when it is scored)."""
+        import pandas as pd
+
+        if role == "sample":
+            return None
+        if role == "reference":
+            planets, _ = files.read_planets(folder)
+            return {f"planet_ID {i}": () for i in planets["planet_ID"]}
+        try:
+            aux = pd.read_csv(Path(folder) / files.AUX_FILE)
+            return {f"planet_ID {i}": () for i in aux["planet_ID"]}
+        except (OSError, KeyError, ValueError) as exc:
+            raise ReferenceDataError(f"input data {files.AUX_FILE}: no planet_ID column ({exc})") from None
+
     def load_reference(self, ref_dir: Path, config: dict) -> ArielReference:
         ref_dir = Path(ref_dir)
         planets, names = files.read_planets(ref_dir)
