@@ -218,8 +218,14 @@ def cmd_bundle(args) -> int:
     tasks = competition_tasks(root, names)
     # The wheels first: a wheel that cannot be had stops the build before minutes of data generation.
     wheels.vendored_files(tasks, bundle.WHEELS_LOCK, bundle.WHEELS_CACHE, progress=say)
-    seed = private_seed(root, Path(args.seed_file) if args.seed_file else None, say=say)
-    data_root = generate(root, seed, tasks, progress=say)
+    if args.data:  # the organiser's own data (docs/hosting.md): no seed, nothing generated
+        data_root = Path(args.data)
+        if not data_root.is_dir():
+            raise UsageError(f"--data {data_root}: no such folder; it holds reference_data/, input_data/ and "
+                             "sample_submissions/ (docs/hosting.md)")
+    else:
+        seed = private_seed(root, Path(args.seed_file) if args.seed_file else None, say=say)
+        data_root = generate(root, seed, tasks, progress=say)
     failed = False
     for name in names:
         target = build_bundle(name, root=root, out_dir=Path(args.out), warn=say, data_root=data_root)
@@ -336,6 +342,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="check each bundle after building it")
     p.add_argument("--seed-file", help="the private seed's file (default ROOT/bundle.seed; drawn and written "
                                        "there when absent); $CODASCORE_BUNDLE_SEED takes precedence")
+    p.add_argument("--data", metavar="DIR",
+                   help="take reference_data/, input_data/ and sample_submissions/ from DIR (your own data, "
+                        "docs/hosting.md) instead of generating them from the private seed")
     p.set_defaults(func=cmd_bundle)
 
     p = sub.add_parser("check", help="check Codabench bundles (zip, folder or competition YAML)")
