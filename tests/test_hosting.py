@@ -1,10 +1,17 @@
 """Hosting with your own data (docs/hosting.md): the checker's rule 31 fails a bundle whose reference data,
-input data and starting kit disagree (instance ids, counts, shapes), on fixture bundles broken each way."""
+input data and starting kit disagree (instance ids, counts, shapes), on fixture bundles broken each way; and
+the guide's commands, taken from its sh blocks, run in order in an empty folder through `check --run`."""
 
 from __future__ import annotations
 
 import io
 import json
+import os
+import re
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -157,3 +164,70 @@ def test_each_family_demo_data_agree_and_input_data_one_item_short_fails_rule_31
     drop(folder / "input_data" / name)
     found = rule31(checker.check_bundle(folder))
     assert len(found) == 1 and found[0].startswith("ERROR [rule 31] tasks[0].input_data: "), found
+
+
+# --------------------------------------------------------------------------- docs/hosting.md, word for word
+
+REPO = Path(__file__).resolve().parent.parent
+GUIDE = REPO / "docs" / "hosting.md"
+CHAIN = "MARKOV\n3\n2 2 2\n2\n2 0 1\n2 1 2\n4\n0.9 0.1 0.2 0.8\n4\n0.6 0.4 0.3 0.7\n"
+
+
+def guide_commands(heading: str) -> str:
+    """The fenced sh blocks of the guide's section whose heading starts with heading, in order."""
+    sections = re.split(r"^## ", GUIDE.read_text(), flags=re.M)
+    section = next(s for s in sections if s.startswith(heading))
+    blocks = re.findall(r"^```sh\n(.*?)^```", section, flags=re.S | re.M)
+    assert blocks, f"no sh block in the section {heading!r}"
+    return "".join(blocks)
+
+
+def follow_guide(heading: str, folder: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "CODASCORE_REPO": str(REPO),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return subprocess.run(["bash", "-euo", "pipefail", "-c", guide_commands(heading)], cwd=folder, env=env,
+                          capture_output=True, text=True, timeout=900)
+
+
+def make_uai_models(folder: Path) -> None:
+    models = folder / "my_models"
+    models.mkdir(parents=True)
+    for k in range(3):  # three chains with their evidence
+        (models / f"chain_{k}.uai").write_text(CHAIN)
+        (models / f"chain_{k}.uai.evid").write_text(f"1 0 {k % 2}\n")
+
+
+def make_lensing_data(folder: Path, n_test: int = 6) -> None:
+    rng = np.random.default_rng(0)
+    data = folder / "my_data"
+    data.mkdir(parents=True)
+    cosmologies = np.column_stack([rng.uniform(0.1, 0.6, 8), rng.uniform(0.7, 0.95, 8)])
+    labels = np.repeat(cosmologies, 4, axis=0)  # 8 cosmologies x 4 realisations
+    labels = np.column_stack([labels, rng.uniform(7.2, 8.5, 32), rng.uniform(0, 0.02, 32), rng.normal(0, 0.02, 32)])
+    maps = rng.normal(size=(32, 16, 16)) * labels[:, 1, None, None]
+    test = labels[rng.permutation(32)[:6]]
+    np.save(data / "train_maps.npy", maps.astype(np.float16))
+    np.save(data / "train_labels.npy", labels)
+    np.save(data / "test_maps.npy", (rng.normal(size=(n_test, 16, 16)) * 0.8).astype(np.float16))
+    np.save(data / "test_labels.npy", test)
+
+
+@pytest.mark.parametrize("heading, make, bundle", [("UAI", make_uai_models, "my_uai"),
+                                                   ("Weak lensing", make_lensing_data, "my_lensing")])
+def test_the_hosting_guide_followed_word_for_word_builds_a_bundle_that_passes_check_run(tmp_path, heading, make,
+                                                                                         bundle):
+    make(tmp_path)
+    done = follow_guide(heading, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.count(f"OK dist/{bundle}.zip") == 1, done.stdout
+    assert "running " in done.stderr and "invalid_empty" in done.stderr, done.stderr  # the samples ran
+    with zipfile.ZipFile(tmp_path / "first_submission.zip") as archive:
+        assert len(archive.namelist()) == 1 and "/" not in archive.namelist()[0]
+
+
+def test_the_guide_stops_at_the_first_check_when_the_maps_outnumber_the_labels(tmp_path):
+    make_lensing_data(tmp_path, n_test=7)
+    done = follow_guide("Weak lensing", tmp_path)
+    assert done.returncode == 1 and not (tmp_path / "dist").exists(), done.stdout
+    assert "ERROR [rule 31] tasks[0].input_data: input_data/weak_lensing.phase1/: test maps has shape (7,), " \
+           "the reference data reference_data/weak_lensing.phase1/ shape (6,)" in done.stdout
