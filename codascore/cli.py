@@ -157,6 +157,7 @@ def reference_from_own_files(task, source: Path, out: Path, config: dict) -> int
         if out.exists():
             out.rmdir()
         staging.rename(out)
+        print(f"{task.name}: reference data written to {out}")  # build_reference only saw the staging folder
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         for folder in made:  # deepest first; a folder someone else filled meanwhile stays

@@ -255,7 +255,7 @@ class UAITask(Task):
             build_reference(self, specs, Path(out), config, progress=progress)
         except (FormatError, FileNotFoundError, TableTooLarge, TrivialAnswerError) as exc:
             raise ReferenceDataError(str(exc)) from exc
-        progress(f"reference data for {len(specs)} instances written to {out}")
+        progress(f"reference data for {len(specs)} instances built")
 
     def write_perfect_submission(self, ref_dir: Path, out_dir: Path, config: dict) -> bool:
         """One result file per instance holding its true (PR, MAR) or best known (MPE, MMAP) answer from
