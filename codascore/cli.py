@@ -215,15 +215,15 @@ def cmd_bundle(args) -> int:
         if name not in known:
             raise UsageError(f"no competition named {name!r}{did_you_mean(name, known)}; the competitions of "
                              f"{root} are {', '.join(known) or 'none (no competition.yaml)'}")
+    if args.data and not Path(args.data).is_dir():
+        raise UsageError(f"--data {args.data}: no such folder; it holds reference_data/, input_data/ and "
+                         "sample_submissions/ (docs/hosting.md)")
     say = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
     tasks = competition_tasks(root, names)
     # The wheels first: a wheel that cannot be had stops the build before minutes of data generation.
     wheels.vendored_files(tasks, bundle.WHEELS_LOCK, bundle.WHEELS_CACHE, progress=say)
     if args.data:  # the organiser's own data (docs/hosting.md): no seed, nothing generated
         data_root = Path(args.data)
-        if not data_root.is_dir():
-            raise UsageError(f"--data {data_root}: no such folder; it holds reference_data/, input_data/ and "
-                             "sample_submissions/ (docs/hosting.md)")
     else:
         seed = private_seed(root, Path(args.seed_file) if args.seed_file else None, say=say)
         data_root = generate(root, seed, tasks, progress=say)

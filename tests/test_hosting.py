@@ -223,6 +223,7 @@ def test_the_hosting_guide_followed_word_for_word_builds_a_bundle_that_passes_ch
     assert "running " in done.stderr and "invalid_empty" in done.stderr, done.stderr  # the samples ran
     with zipfile.ZipFile(tmp_path / "first_submission.zip") as archive:
         assert len(archive.namelist()) == 1 and "/" not in archive.namelist()[0]
+    assert not (tmp_path / "bundle.seed").exists() and not (tmp_path / "build").exists()  # no seed, nothing made
 
 
 def test_the_guide_stops_at_the_first_check_when_the_maps_outnumber_the_labels(tmp_path):
@@ -231,3 +232,14 @@ def test_the_guide_stops_at_the_first_check_when_the_maps_outnumber_the_labels(t
     assert done.returncode == 1 and not (tmp_path / "dist").exists(), done.stdout
     assert "ERROR [rule 31] tasks[0].input_data: input_data/weak_lensing.phase1/: test maps has shape (7,), " \
            "the reference data reference_data/weak_lensing.phase1/ shape (6,)" in done.stdout
+
+
+def test_bundle_data_naming_no_folder_is_a_one_line_usage_error(tmp_path, capsys):
+    from codascore.cli import main
+
+    (tmp_path / "competitions").mkdir()
+    (tmp_path / "competitions" / "mine.yaml").write_text("version: 2\n")
+    code = main(["bundle", "mine", "--root", str(tmp_path), "--data", str(tmp_path / "nowhere")])
+    err = capsys.readouterr().err
+    assert code == 2 and "--data" in err and "nowhere: no such folder" in err and "Traceback" not in err, err
+    assert not (tmp_path / "bundle.seed").exists()
