@@ -94,13 +94,16 @@ class ArielRetrieval(Task):
         if role == "sample":
             return None
         if role == "reference":
-            planets, _ = files.read_planets(folder)
-            return {f"planet_ID {i}": () for i in planets["planet_ID"]}
-        try:
-            aux = pd.read_csv(Path(folder) / files.AUX_FILE)
-            return {f"planet_ID {i}": () for i in aux["planet_ID"]}
-        except (OSError, KeyError, ValueError) as exc:
-            raise ReferenceDataError(f"input data {files.AUX_FILE}: no planet_ID column ({exc})") from None
+            table, name = files.read_planets(folder)[0], files.PLANETS_FILE
+        else:
+            name = files.AUX_FILE
+            try:
+                table = pd.read_csv(Path(folder) / name)
+            except (OSError, ValueError) as exc:
+                raise ReferenceDataError(f"input data {name}: cannot be read ({exc})") from None
+        if "planet_ID" not in table.columns:
+            raise ReferenceDataError(f"{role} data {name}: no planet_ID column to compare")
+        return {f"planet_ID {i}": () for i in table["planet_ID"]}
 
     def load_reference(self, ref_dir: Path, config: dict) -> ArielReference:
         ref_dir = Path(ref_dir)
