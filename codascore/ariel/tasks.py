@@ -89,18 +89,12 @@ class ArielRetrieval(Task):
     def data_inventory(self, folder: Path, role: str, config: dict) -> dict[str, tuple[int, ...]] | None:
         """Planet ids: planets.csv's planet_ID in the reference, AuxillaryTable.csv's in the input data; a
         sample says nothing (its planets are checked when it is scored)."""
-        import pandas as pd
-
         if role == "sample":
             return None
         if role == "reference":
             table, name = files.read_planets(folder)[0], files.PLANETS_FILE
         else:
-            name = files.AUX_FILE
-            try:
-                table = pd.read_csv(Path(folder) / name)
-            except (OSError, ValueError) as exc:
-                raise ReferenceDataError(f"input data {name}: cannot be read ({exc})") from None
+            table, name = files.read_code_inputs(folder)[2], files.AUX_FILE
         if "planet_ID" not in table.columns:
             raise ReferenceDataError(f"{role} data {name}: no planet_ID column to compare")
         return {f"planet_ID {i}": () for i in table["planet_ID"]}
