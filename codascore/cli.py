@@ -157,6 +157,7 @@ def reference_from_own_files(task, source: Path, out: Path, config: dict) -> int
         if out.exists():
             out.rmdir()
         staging.rename(out)
+        print(f"{task.name}: reference data written to {out}")  # build_reference only saw the staging folder
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         for folder in made:  # deepest first; a folder someone else filled meanwhile stays
@@ -214,12 +215,18 @@ def cmd_bundle(args) -> int:
         if name not in known:
             raise UsageError(f"no competition named {name!r}{did_you_mean(name, known)}; the competitions of "
                              f"{root} are {', '.join(known) or 'none (no competition.yaml)'}")
+    if args.data and not Path(args.data).is_dir():
+        raise UsageError(f"--data {args.data}: no such folder; it holds reference_data/, input_data/ and "
+                         "sample_submissions/ (docs/hosting.md)")
     say = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
     tasks = competition_tasks(root, names)
     # The wheels first: a wheel that cannot be had stops the build before minutes of data generation.
     wheels.vendored_files(tasks, bundle.WHEELS_LOCK, bundle.WHEELS_CACHE, progress=say)
-    seed = private_seed(root, Path(args.seed_file) if args.seed_file else None, say=say)
-    data_root = generate(root, seed, tasks, progress=say)
+    if args.data:  # the organiser's own data (docs/hosting.md): no seed, nothing generated
+        data_root = Path(args.data)
+    else:
+        seed = private_seed(root, Path(args.seed_file) if args.seed_file else None, say=say)
+        data_root = generate(root, seed, tasks, progress=say)
     failed = False
     for name in names:
         target = build_bundle(name, root=root, out_dir=Path(args.out), warn=say, data_root=data_root)
@@ -336,6 +343,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--check", action="store_true", help="check each bundle after building it")
     p.add_argument("--seed-file", help="the private seed's file (default ROOT/bundle.seed; drawn and written "
                                        "there when absent); $CODASCORE_BUNDLE_SEED takes precedence")
+    p.add_argument("--data", metavar="DIR",
+                   help="take reference_data/, input_data/ and sample_submissions/ from DIR (your own data, "
+                        "docs/hosting.md) instead of generating them from the private seed")
     p.set_defaults(func=cmd_bundle)
 
     p = sub.add_parser("check", help="check Codabench bundles (zip, folder or competition YAML)")

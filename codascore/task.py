@@ -105,6 +105,17 @@ class Task:
         """Sections of detailed_results.html after the score table (figures, tables). No file I/O."""
         return []
 
+    # ----- agreement of reference data, input data and starting kit (codascore check, rule 31) -----
+    def data_inventory(self, folder: Path, role: str, config: dict) -> dict[str, tuple[int, ...]] | None:
+        """What a folder of this task's data holds, for ``codascore check`` (docs/bundles.md#the-checker,
+        rule 31): item id (an instance, a planet, a dataset, or a named array such as "test maps") -> its
+        shape (``()`` when only its presence matters). role is "reference" (ref/), "input" (input_data/) or
+        "sample" (a starting-kit result submission). The reference and the input data must list the same
+        items with the same shapes; a sample may answer only items of the reference, with their shapes.
+        None: this folder says nothing to compare (a code sample, a task that does not report).
+        Raise ReferenceDataError when the folder cannot be read."""
+        return None
+
     # ----- data generation (codascore reference TASK) -----
     def generate(self, root: Path, config: dict, progress: Callable[[str], None] = print,
                  seed: int | None = None) -> None:

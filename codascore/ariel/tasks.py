@@ -86,6 +86,19 @@ class ArielRetrieval(Task):
         return config
 
     # ------------------------------------------------------------------------------------- reference
+    def data_inventory(self, folder: Path, role: str, config: dict) -> dict[str, tuple[int, ...]] | None:
+        """Planet ids: planets.csv's planet_ID in the reference, AuxillaryTable.csv's in the input data; a
+        sample says nothing (its planets are checked when it is scored)."""
+        if role == "sample":
+            return None
+        if role == "reference":
+            table, name = files.read_planets(folder)[0], files.PLANETS_FILE
+        else:
+            table, name = files.read_code_inputs(folder)[2], files.AUX_FILE
+        if "planet_ID" not in table.columns:
+            raise ReferenceDataError(f"{role} data {name}: no planet_ID column to compare")
+        return {f"planet_ID {i}": () for i in table["planet_ID"]}
+
     def load_reference(self, ref_dir: Path, config: dict) -> ArielReference:
         ref_dir = Path(ref_dir)
         planets, names = files.read_planets(ref_dir)

@@ -1,7 +1,7 @@
 """Bundle checker: the invariants of a Codabench v2 bundle (docs/bundles.md, "The checker").
 
-``codascore check BUNDLE`` takes a bundle zip, a bundle folder or a competition YAML file. Invariants 1-21
-and 28-29 are checked statically (:mod:`.static`); with ``run=True`` (``--run``) every sample submission of
+``codascore check BUNDLE`` takes a bundle zip, a bundle folder or a competition YAML file. Invariants 1-21,
+28-29 and 31 are checked statically (:mod:`.static`); with ``run=True`` (``--run``) every sample submission of
 the bundle's starting kits also goes through the local runner for invariants 14, 22-27 and 30 (:mod:`.runs`).
 
 The rules are data (:mod:`.schema`): the schema of each YAML section, the keys the platform ignores and the

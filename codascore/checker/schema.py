@@ -48,6 +48,8 @@ RULES: dict[int, str] = {
         "a program folder",
     30: "no starting-kit sample reaches a score only the answers reach (the task's perfect submission's, or a "
         "documented bound)",
+    31: "each task's reference data, input data and starting-kit result samples agree: the same instance ids, "
+        "counts and shapes (Task.data_inventory)",
 }
 
 #: Rules whose findings Codabench itself would refuse at upload (its unpacker and serializers); the others are

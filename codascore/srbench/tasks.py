@@ -78,6 +78,19 @@ class ModelsTask(Task):
         files.check_config(config)
         return config
 
+    def data_inventory(self, folder: Path, role: str, config: dict) -> dict[str, tuple[int, ...]] | None:
+        """The datasets and seeds datasets.json lists, in the reference and in the input data alike (a run is
+        one dataset with one seed); a sample says nothing (its runs are checked when it is scored)."""
+        if role == "sample":
+            return None
+        meta = files.read_json(Path(folder) / files.DATASETS_FILE, f"{role} data")
+        try:
+            return {**{f"dataset {d['name']}": () for d in meta["datasets"]},
+                    **{f"seed {seed}": () for seed in meta["seeds"]}}
+        except (KeyError, TypeError) as exc:
+            raise ReferenceDataError(f"{role} data {files.DATASETS_FILE}: no datasets[].name or seeds "
+                                     f"({exc})") from None
+
     def load_submission(self, res_dir: Path, reference: dict, config: dict) -> dict:
         return files.read_submission(res_dir, reference, config)
 

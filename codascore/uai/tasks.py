@@ -142,6 +142,22 @@ class UAITask(Task):
         Instance fields derived from them."""
         raise NotImplementedError
 
+    def data_inventory(self, folder: Path, role: str, config: dict) -> dict[str, tuple[int, ...]] | None:
+        """Instance ids: reference.json's in ref/, the models' in input_data/models/, the result files' in a
+        sample (a code sample holds none, so says nothing)."""
+        folder = Path(folder)
+        if role == "reference":
+            try:
+                records = json.loads((folder / "reference.json").read_text())["instances"]
+                return {str(record["id"]): () for record in records}
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                raise ReferenceDataError(f"reference.json: cannot read the instance list ({exc})") from None
+        if role == "input":
+            return {path.name[:-len(".uai")]: () for path in (folder / "models").glob("*.uai")}
+        suffix = f".uai.{self.kind}"
+        answered = {path.name[:-len(suffix)]: () for path in folder.glob(f"*{suffix}") if path.is_file()}
+        return answered or None
+
     # ----- submission -----
     def load_submission(self, res_dir: Path, reference: list[Instance], config: dict) -> dict[str, Answer]:
         res_dir = Path(res_dir)
@@ -239,7 +255,7 @@ class UAITask(Task):
             build_reference(self, specs, Path(out), config, progress=progress)
         except (FormatError, FileNotFoundError, TableTooLarge, TrivialAnswerError) as exc:
             raise ReferenceDataError(str(exc)) from exc
-        progress(f"reference data for {len(specs)} instances written to {out}")
+        progress(f"reference data for {len(specs)} instances built")
 
     def write_perfect_submission(self, ref_dir: Path, out_dir: Path, config: dict) -> bool:
         """One result file per instance holding its true (PR, MAR) or best known (MPE, MMAP) answer from

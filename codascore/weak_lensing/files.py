@@ -49,6 +49,14 @@ def load_npy(path: Path) -> np.ndarray:
         raise ReferenceDataError(f"{path.name}: cannot be read: {exc}") from exc
 
 
+def npy_shape(path: Path) -> tuple[int, ...]:
+    """The shape a .npy file declares, read from its header alone (memory-mapped, nothing loaded)."""
+    try:
+        return tuple(np.load(path, mmap_mode="r", allow_pickle=False).shape)
+    except (OSError, ValueError) as exc:
+        raise ReferenceDataError(f"{path.name}: cannot be read: {exc}") from exc
+
+
 def read_phase1_truth(ref_dir: Path) -> np.ndarray:
     """The (N, 2) float64 truths (Omega_m, S_8): the first two columns of label_test.npy, as the official
     scorer reads them."""

@@ -27,6 +27,16 @@ from .files import RESULT_FILE, write_result
 from .report import phase1_report, phase2_report
 
 
+def test_map_inventory(folder: Path, role: str, labels_file: str) -> dict[str, tuple[int, ...]] | None:
+    """Task.data_inventory of both phases: the number of test maps, counted as the reference's labels
+    (labels_file) and as input_data/test_maps.npy's maps; a result sample says nothing (its lengths are
+    checked when it is scored)."""
+    if role == "sample":
+        return None
+    shape = files.npy_shape(Path(folder) / (labels_file if role == "reference" else files.TEST_MAPS))
+    return {"test maps": shape[:1]}
+
+
 class Phase1Task(Task):
     name = "weak_lensing.phase1"
     title = "Weak lensing Phase 1: cosmological parameter inference"
@@ -41,6 +51,9 @@ class Phase1Task(Task):
     # The score has no maximum (exact means with shrinking error bars grow it without bound); R² <= 1
     # is reached only by the true values.
     max_scores = {"R_squared": 1.0}
+
+    def data_inventory(self, folder: Path, role: str, config: dict) -> dict[str, tuple[int, ...]] | None:
+        return test_map_inventory(folder, role, files.PHASE1_LABELS)
 
     def load_reference(self, ref_dir: Path, config: dict) -> dict:
         return {"truth": files.read_phase1_truth(ref_dir), "scaler": files.read_scaler(ref_dir)}
@@ -120,6 +133,9 @@ class Phase2Task(Task):
             raise ReferenceDataError(f"task.yaml: ranking must be one of {list(files.RANKINGS)}, "
                                      f"got {config['ranking']!r}")
         return {**config, "eps": value}
+
+    def data_inventory(self, folder: Path, role: str, config: dict) -> dict[str, tuple[int, ...]] | None:
+        return test_map_inventory(folder, role, files.PHASE2_LABELS)
 
     def load_reference(self, ref_dir: Path, config: dict) -> dict:
         is_ood = files.read_phase2_labels(ref_dir)
