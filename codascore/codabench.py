@@ -27,15 +27,13 @@ import traceback
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from . import __version__
 from .competition import read_task_config
 from .errors import ReferenceDataError, SubmissionError
 from .report import render_page
 from .sandbox import locate_submission
 from .task import Result, Section, Task, log
-from .validate import shown
+from .validate import read_participant_yaml, shown
 
 EXIT_OK, EXIT_INVALID_SUBMISSION, EXIT_ORGANISER_ERROR, EXIT_INTERNAL_ERROR = 0, 1, 2, 3
 
@@ -85,9 +83,9 @@ def use_vendored_packages(program_dir: str) -> str:
 def read_worker_metadata(res_dir: Path) -> dict:
     """The worker's res/metadata (prediction-step exit codes); {} when absent or unreadable."""
     path = Path(res_dir) / "metadata"
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError, UnicodeDecodeError):
+    try:  # the worker writes it; a local run of a results submission may hold the participant's own
+        data = read_participant_yaml(path)
+    except (OSError, SubmissionError):
         return {}
     return data if isinstance(data, dict) else {}
 

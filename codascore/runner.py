@@ -33,10 +33,10 @@ from pathlib import Path
 
 import yaml
 
-from . import bundle, containers, zips
+from . import bundle, containers, validate, zips
 from .codabench import MAX_ABS_SCORE
 from .competition import bundle_path, project_root, read_competition, task_yaml_name
-from .errors import RunnerError, UnsafeArchiveError
+from .errors import RunnerError, SubmissionError, UnsafeArchiveError
 from .registry import get_task
 
 DEFAULT_TIME_LIMIT = 600.0
@@ -134,9 +134,6 @@ def _names_task(root: Path, reference: object, task_name: str) -> bool:
 
 #: The marker file of a run folder: the runner empties a folder only when this file is in it.
 RUN_MARKER = ".codascore-run"
-#: Bounds on a metadata file a participant wrote (docs/codabench.md#archives-and-run-folders).
-MAX_METADATA_BYTES = 64 * 1024
-MAX_METADATA_DEPTH = 20
 
 
 def materialise(zip_data: bytes, dest: Path) -> None:
@@ -174,32 +171,13 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split()) or type(exc).__name__
 
 
-class _PlainYamlLoader(yaml.SafeLoader):
-    """A safe loader that refuses anchors and aliases (an alias bomb expands exponentially) and nesting
-    deeper than MAX_METADATA_DEPTH."""
-
-    def compose_node(self, parent, index):
-        if self.check_event(yaml.AliasEvent) or getattr(self.peek_event(), "anchor", None):
-            raise yaml.YAMLError("anchors and aliases are not allowed")
-        self._depth = getattr(self, "_depth", 0) + 1
-        try:
-            if self._depth > MAX_METADATA_DEPTH:
-                raise yaml.YAMLError(f"nested deeper than {MAX_METADATA_DEPTH} levels")
-            return super().compose_node(parent, index)
-        finally:
-            self._depth -= 1
-
-
 def read_participant_yaml(path: Path) -> object:
-    """A YAML file a participant wrote, bounded: at most MAX_METADATA_BYTES, no anchors or aliases, at most
-    MAX_METADATA_DEPTH levels. RunnerError naming the file otherwise."""
-    size = path.stat().st_size
-    if size > MAX_METADATA_BYTES:
-        raise RunnerError(f"{path.name}: {size} bytes, over the limit of {MAX_METADATA_BYTES}")
+    """A YAML file a participant wrote, read with validate.read_participant_yaml's bounds; RunnerError naming
+    the file otherwise."""
     try:
-        return yaml.load(path.read_bytes(), Loader=_PlainYamlLoader)
-    except yaml.YAMLError as exc:
-        raise RunnerError(f"{path.name} is not plain YAML: {_one_line(exc)}") from None
+        return validate.read_participant_yaml(path)
+    except SubmissionError as exc:
+        raise RunnerError(_one_line(exc)) from None
 
 
 def read_command(program_dir: Path) -> str | None:

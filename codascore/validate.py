@@ -13,6 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from .errors import SubmissionError
 
 #: At most this many problems are listed for one invalid submission (the rest are counted).
@@ -180,3 +182,38 @@ def read_participant_json(path: Path, hint: str = "") -> Any:
     if refused:
         raise SubmissionError([f"{name}: {where}" for where in refused[:MAX_PROBLEMS]], total=len(refused))
     return data
+
+
+#: Bounds on a YAML file a participant wrote (a submission's ``metadata``, a program's ``scores.txt``, and
+#: ``res/metadata`` where a local run left it): docs/codabench.md#archives-and-run-folders.
+MAX_YAML_BYTES = 64 * 1024
+MAX_YAML_DEPTH = 20
+
+
+class _PlainYamlLoader(yaml.SafeLoader):
+    """A safe loader that refuses anchors and aliases (an alias bomb expands exponentially) and nesting
+    deeper than MAX_YAML_DEPTH."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent) or getattr(self.peek_event(), "anchor", None):
+            raise yaml.YAMLError("anchors and aliases are not allowed")
+        self._depth = getattr(self, "_depth", 0) + 1
+        try:
+            if self._depth > MAX_YAML_DEPTH:
+                raise yaml.YAMLError(f"nested deeper than {MAX_YAML_DEPTH} levels")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
+
+
+def read_participant_yaml(path: Path) -> Any:
+    """Parse a YAML file a participant wrote, bounded: at most MAX_YAML_BYTES, no anchors or aliases, at
+    most MAX_YAML_DEPTH levels; SubmissionError naming the file otherwise."""
+    name = Path(path).name
+    size = Path(path).stat().st_size
+    if size > MAX_YAML_BYTES:
+        raise SubmissionError(f"{name}: {size} bytes, over the limit of {MAX_YAML_BYTES}")
+    try:
+        return yaml.load(Path(path).read_bytes(), Loader=_PlainYamlLoader)
+    except yaml.YAMLError as exc:
+        raise SubmissionError(f"{name} is not plain YAML: {' '.join(str(exc).split())}") from None
