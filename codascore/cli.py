@@ -419,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
             raise
         if not left_out_of_wheel(exc):
             return bug(exc)
-        print(f"error: {args.command} needs the data generators, which the participants' wheel leaves out "
+        print(f"error: codascore {args.command} needs the data generators, which the participants' wheel leaves out "
               f"(docs/participants.md#installing-codascore)\nfor it, install codascore from a clone of the "
               f"repository: pip install -e .", file=sys.stderr)
         return 2
