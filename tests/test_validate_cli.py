@@ -12,7 +12,7 @@ import zipfile
 import numpy as np
 import pytest
 
-from codascore.cli import left_out_of_wheel, main
+from codascore.cli import main
 
 
 def validate(capsys, task, path):
@@ -141,6 +141,7 @@ def test_a_code_submission_is_sent_to_codascore_run(tmp_path, capsys):
 
 def test_a_generation_module_missing_from_the_wheel_is_told_as_such(monkeypatch, capsys):
     import codascore.cli as cli
+    from codascore.cli import left_out_of_wheel
 
     def without_generators(args):
         raise ModuleNotFoundError("No module named 'codascore.uai.generate'", name="codascore.uai.generate")
