@@ -79,14 +79,16 @@ def check_submission_format(task, submission: Path) -> tuple[str, list[str]]:
             except (UnsafeArchiveError, zipfile.BadZipFile, OSError, RuntimeError, EOFError) as exc:
                 raise SubmissionError(f"{submission.name}: cannot be extracted ({exc})") from None
             submission = Path(scratch)
+        code_hint = [f"a code submission is checked by running it: codascore run {task.name} SUBMISSION"]
         try:
             root, warnings = locate_submission(submission, tuple(task.result_files))
         except SubmissionError as exc:
-            if task.has_ingestion:
-                exc = SubmissionError(exc.problems + ["a code submission is checked by running it: "
-                                                      f"codascore run {task.name} SUBMISSION"])
-            raise exc from None
-        return task.validate_format(root, task.load_config({})), warnings
+            raise SubmissionError(exc.problems + code_hint * task.has_ingestion) from None
+        try:
+            return task.validate_format(root, task.load_config({})), warnings
+        except SubmissionError as exc:  # result files beside code (Ariel's *.npz, say): perhaps code after all
+            code = task.has_ingestion and (any(root.glob("*.py")) or (root / "run.sh").is_file())
+            raise SubmissionError(exc.problems + code_hint * code, total=exc.total + code) from None
 
 
 def find_entry(submission_dir: Path, entry_names: tuple[str, ...]) -> tuple[Path | None, list[str]]:

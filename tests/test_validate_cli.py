@@ -137,6 +137,12 @@ def test_a_file_that_is_no_zip_and_a_hostile_zip_are_refused_in_a_line(tmp_path,
 def test_a_code_submission_is_sent_to_codascore_run(tmp_path, capsys):
     code, out, err = validate(capsys, "weak_lensing.phase1", folder_with(tmp_path, "code", {"model.py": "x = 1\n"}))
     assert code == 1 and "codascore run weak_lensing.phase1 SUBMISSION" in err[-1]
+    # Ariel's code may ship its own .npz, which looks like a result file: still sent to codascore run
+    folder = folder_with(tmp_path, "ariel_code", {"predict.py": "def predict(spectra, noise, aux): pass\n"})
+    np.savez(folder / "weights.npz", coef=np.zeros(3))
+    code, out, err = validate(capsys, "ariel.retrieval", folder)
+    assert code == 1 and "weights.npz: coef/tracedata is missing" in err[1]
+    assert "codascore run ariel.retrieval SUBMISSION" in err[-1]
 
 
 def test_a_generation_module_missing_from_the_wheel_is_told_as_such(monkeypatch, capsys):
