@@ -158,3 +158,17 @@ def test_a_generation_module_missing_from_the_wheel_is_told_as_such(monkeypatch,
     assert "Traceback" not in err and "leaves out" in err and "pip install -e ." in err
     assert left_out_of_wheel(ModuleNotFoundError(name="codascore.seeds"))
     assert not left_out_of_wheel(ModuleNotFoundError(name="codascore.uai.tasks"))
+
+
+def test_the_participant_pages_install_the_built_wheel_and_validate(repo_root):
+    """codascore is not on PyPI: every overview page tells the wheel's commands that make test-wheel runs."""
+    import re
+
+    pages = sorted((repo_root / "pages").glob("*/overview.md"))
+    assert len(pages) == 5
+    for page in pages:
+        text = page.read_text()
+        assert not re.search(r"pip install codascore\b", text), f"{page.name}: codascore is not on PyPI"
+        assert "make wheel" in text and "pip install dist/codascore-*.whl" in text, page
+        assert re.search(r"codascore validate (TASK|[a-z_]+\.[a-z0-9_]+) my_submission\.zip", text), page
+    assert re.search(r"^wheel:", (repo_root / "Makefile").read_text(), re.M)
