@@ -172,3 +172,12 @@ def test_the_participant_pages_install_the_built_wheel_and_validate(repo_root):
         assert "make wheel" in text and "pip install dist/codascore-*.whl" in text, page
         assert re.search(r"codascore validate (TASK|[a-z_]+\.[a-z0-9_]+) my_submission\.zip", text), page
     assert re.search(r"^wheel:", (repo_root / "Makefile").read_text(), re.M)
+
+
+def test_every_task_has_a_reference_free_check():
+    from codascore.registry import all_tasks
+    from codascore.task import Task
+
+    tasks = all_tasks()
+    assert len(tasks) == 12
+    assert [name for name, task in tasks.items() if type(task).validate_format is Task.validate_format] == []
