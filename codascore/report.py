@@ -11,7 +11,7 @@ import base64
 import html
 import io
 import math
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 
 def escape(value: Any) -> str:
@@ -68,6 +68,22 @@ def new_figure(width: float = 6.4, height: float = 4.0, ncols: int = 1, nrows: i
     fig.subplots_adjust(**{**margins, **adjust})
     axes = fig.subplots(nrows, ncols, squeeze=True)
     return fig, axes
+
+
+def figure_or_note(what: str, draw: Callable[[], str]) -> str:
+    """The HTML that draw() returns (a figure built with :func:`new_figure` and :func:`figure_html`), or a
+    short note when it cannot be drawn: extreme but valid values (a mean of 1e300, an error of 1e-300) can
+    make matplotlib fail, and a report never fails a scored submission (docs/codabench.md#reports). The
+    failure is logged in one line, without a traceback: the scores stand."""
+    try:
+        return draw()
+    except Exception as exc:  # noqa: BLE001: any failure of the drawing leaves the scores as they are
+        from .task import log
+
+        log(f"WARNING: the figure '{what}' could not be drawn ({type(exc).__name__}: {str(exc)[:200]}); "
+            "the page shows a note instead, the scores are unaffected")
+        return (f"<p class='note'>The figure {escape(what)} could not be drawn from these values "
+                f"({escape(type(exc).__name__)}); the scores are unaffected.</p>")
 
 
 def figure_html(fig, alt: str, dpi: int = 90) -> str:

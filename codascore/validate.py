@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -76,18 +77,106 @@ def is_finite_number(value: Any) -> bool:
     return is_number(value) and math.isfinite(value)
 
 
+#: Limits of a participant's JSON file (docs/codabench.md#limits-of-participant-files): its size in bytes,
+#: how deeply arrays and objects nest, and how many characters one number literal may have (Python's int()
+#: refuses literals over 4,300 digits with a ValueError; the largest float64 written out in full as an
+#: integer has 309 digits).
+MAX_JSON_BYTES = 256 * 1024**2
+MAX_JSON_DEPTH = 64
+MAX_NUMBER_CHARS = 400
+
+_JSON_STRING = re.compile(rb'"(?:[^"\\]|\\.)*"', re.DOTALL)
+
+
+class _RefusedNumber:
+    """Stands in the parsed data for a number literal that is refused; :func:`_refused_paths` finds it."""
+
+    def __init__(self, literal: str, reason: str):
+        self.literal, self.reason = literal, reason
+
+
+def _parse_int(literal: str):
+    if len(literal) > MAX_NUMBER_CHARS:
+        return _RefusedNumber(literal, f"has {len(literal)} characters, more than {MAX_NUMBER_CHARS}")
+    value = int(literal)
+    try:
+        float(value)
+    except OverflowError:
+        return _RefusedNumber(literal, "is beyond the range of a float64 (about ±1.8e308)")
+    return value
+
+
+def _parse_float(literal: str):
+    if len(literal) > MAX_NUMBER_CHARS:
+        return _RefusedNumber(literal, f"has {len(literal)} characters, more than {MAX_NUMBER_CHARS}")
+    value = float(literal)
+    if math.isinf(value):  # a literal such as 1e999: Python would read it as infinity, silently
+        return _RefusedNumber(literal, "is beyond the range of a float64 (about ±1.8e308)")
+    return value
+
+
+def json_depth(raw: bytes) -> int:
+    """How deeply the arrays and objects of a JSON text nest (brackets inside strings do not count)."""
+    import numpy as np
+
+    codes = np.frombuffer(_JSON_STRING.sub(b'""', raw), dtype=np.uint8)
+    steps = np.isin(codes, (ord("["), ord("{"))).astype(np.int64) - np.isin(codes, (ord("]"), ord("}")))
+    return int(np.cumsum(steps).max(initial=0))
+
+
+def _refused_paths(data: Any) -> list[str]:
+    """'field[index]... = literal reason' for every refused number in parsed data, in document order."""
+    found: list[str] = []
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, _RefusedNumber):
+            shown = value.literal if len(value.literal) <= 40 else value.literal[:30] + "..."
+            found.append(f"{path or 'the value'} = {shown} {value.reason}")
+        elif isinstance(value, dict):
+            stack += [(f"{path}[{json.dumps(k)[:40]}]" if path or not k.isprintable() else k[:40], v)
+                      for k, v in reversed(value.items())]
+        elif isinstance(value, list):
+            stack += [(f"{path}[{i}]", v) for i, v in reversed(list(enumerate(value)))]
+    return found
+
+
 def read_participant_json(path: Path, hint: str = "") -> Any:
     """Parse a participant's JSON file, or raise SubmissionError naming the file and the position.
 
+    Within the limits above, each refusal with its own message: a file over MAX_JSON_BYTES, nesting
+    deeper than MAX_JSON_DEPTH, a number literal longer than MAX_NUMBER_CHARS or beyond float64's range
+    (named by its field and index). NaN and Infinity are read (the validators name them as not finite).
     hint completes the "file missing" message (for example where the file is expected)."""
     name = Path(path).name
     if not Path(path).is_file():
         raise SubmissionError(f"{name}: file missing from the submission{hint}")
+    size = Path(path).stat().st_size
+    if size > MAX_JSON_BYTES:
+        raise SubmissionError(f"{name}: {size} bytes, more than the {MAX_JSON_BYTES} a JSON file may have")
+    raw = Path(path).read_bytes()
+    depth = json_depth(raw)
+    if depth > MAX_JSON_DEPTH:
+        raise SubmissionError(f"{name}: arrays and objects nested {depth} deep, more than {MAX_JSON_DEPTH}")
+    refused_any: list[bool] = []
+
+    def flagged(parse):  # the document is walked for refused numbers only when there is one
+        def hook(literal: str):
+            value = parse(literal)
+            if isinstance(value, _RefusedNumber):
+                refused_any.append(True)
+            return value
+        return hook
+
     try:
-        return json.loads(Path(path).read_bytes())
+        data = json.loads(raw, parse_int=flagged(_parse_int), parse_float=flagged(_parse_float))
     except UnicodeDecodeError as exc:
         raise SubmissionError(f"{name}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
     except json.JSONDecodeError as exc:
         raise SubmissionError(f"{name}: not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
     except RecursionError:
         raise SubmissionError(f"{name}: JSON nested too deeply") from None
+    refused = _refused_paths(data) if refused_any else []
+    if refused:
+        raise SubmissionError([f"{name}: {where}" for where in refused[:MAX_PROBLEMS]], total=len(refused))
+    return data

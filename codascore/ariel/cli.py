@@ -29,7 +29,7 @@ def cmd_validate_file(args) -> int:
 
     path = Path(args.file)
     expected = [planet_name(i) for i in range(args.planets)]
-    groups = read_posterior_file(path, set(expected))
+    groups = read_posterior_file(path, set(expected), rows=(args.min_samples, args.max_samples))
     posteriors = validate_posteriors(groups, expected, path.name, args.min_samples, args.max_samples,
                                      args.tolerance)
     for warning in posteriors.warnings:

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import struct
+import tokenize
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -39,8 +42,11 @@ FROZEN_KEYS = ("seed", "spectral_samples", "argsort_compat", "forward_model")
 TAUREX_KEYS = ("taurex_opacity_path", "taurex_cia_path")
 HDF5_SUFFIXES = (".hdf5", ".h5")
 NPZ_SUFFIX = ".npz"
-#: Arrays larger than this many elements are refused before they are read (memory guard).
+#: Arrays larger than this many elements are refused before they are read (memory guard; a submission's
+#: own limit, max_samples rows, is far smaller).
 MAX_ELEMENTS = 50_000_000
+#: The rows a posterior file's datasets may declare when no task limit applies (the ground truth).
+ALL_ROWS = (0, MAX_ELEMENTS // N_TARGETS)
 
 
 @dataclasses.dataclass
@@ -80,50 +86,74 @@ def find_posterior_file(folder: Path) -> Path:
 
 
 # -------------------------------------------------------------------------------------------- reading
-def read_posterior_file(path: Path, only: set[str] | None = None) -> dict[str, dict[str, object]]:
+def read_posterior_file(path: Path, only: set[str] | None = None,
+                        rows: tuple[int, int] = ALL_ROWS) -> dict[str, dict[str, object]]:
     """{group: {dataset: array or a string describing what was found instead}} from HDF5 or NPZ.
-    Groups not in ``only`` (when given) are listed with no datasets and never read.
+    Groups not in ``only`` (when given) are listed with no datasets and never read. What a dataset
+    declares (dataspace, shape, dtype) is checked before any of it is read: (M, 7) tracedata and (M,)
+    weights with rows[0] <= M <= rows[1], numbers only (docs/ariel.md#limits-of-a-posterior-file).
 
-    Raises SubmissionError when the file cannot be opened at all."""
+    Raises SubmissionError when the file cannot be opened or walked at all."""
     path = Path(path)
     if path.suffix.lower() in HDF5_SUFFIXES:
-        return _read_hdf5(path, only)
-    return _read_npz(path, only)
+        return _read_hdf5(path, only, rows)
+    return _read_npz(path, only, rows)
 
 
-def _read_hdf5(path: Path, only: set[str] | None = None) -> dict:
+def declared_problem(dataset: str, shape, dtype, rows: tuple[int, int]) -> str | None:
+    """Why a dataset is refused from what it declares alone (before its values are read), or None."""
+    if shape is None:
+        return "has a null dataspace (it holds no values)"
+    width = (N_TARGETS,) if dataset == "tracedata" else ()
+    wanted = f"(M, {N_TARGETS})" if width else "(M,)"
+    if len(shape) != 1 + len(width) or tuple(shape[1:]) != width:
+        return f"has shape {tuple(shape)}, expected {wanted}"
+    if not rows[0] <= shape[0] <= rows[1]:
+        return f"has M = {shape[0]} samples; allowed {rows[0]} <= M <= {rows[1]}"
+    if dtype.kind not in "fiu" or dtype.hasobject:
+        return f"has dtype {dtype}, not numbers"
+    return None
+
+
+def _read_hdf5(path: Path, only: set[str] | None = None, rows: tuple[int, int] = ALL_ROWS) -> dict:
     try:
         import h5py
     except ImportError:
         raise SubmissionError(f"{path.name}: HDF5 needs h5py, which this scorer lacks; submit submission.npz")
-    try:
-        handle = h5py.File(path, "r")
-    except OSError as exc:
-        raise SubmissionError(f"{path.name}: not a readable HDF5 file ({exc})")
     groups: dict[str, dict[str, object]] = {}
-    with handle:
-        for name in handle:
-            if only is not None and name not in only:
-                groups[name] = {}
-                continue
-            # Links could make the scorer read other files (e.g. the reference): only hard links count.
-            if not isinstance(handle.get(name, getlink=True), h5py.HardLink):
-                groups[name] = {"": "is a soft or external link; only plain groups are accepted"}
-                continue
-            group = handle[name]
-            if not isinstance(group, h5py.Group):
-                groups[name] = {"": f"is a {type(group).__name__}, not a group"}
-                continue
-            entry: dict[str, object] = {}
-            for dataset in DATASETS:
-                if dataset not in group:
+    where = ""
+    # A damaged file makes h5py raise almost anything (OSError, RuntimeError, KeyError, TypeError,
+    # ValueError) from its C library: every failure inside it is the participant's file.
+    try:
+        with h5py.File(path, "r") as handle:
+            for key in handle:
+                # h5py gives a name that is not UTF-8 as bytes
+                name = key if isinstance(key, str) else key.decode("utf-8", "backslashreplace")
+                where = f"group {name[:80]!r}"
+                if only is not None and name not in only:
+                    groups[name] = {}
                     continue
-                entry[dataset] = _read_dataset(h5py, group, dataset)
-            groups[name] = entry
+                # Links could make the scorer read other files (e.g. the reference): only hard links count.
+                if not isinstance(handle.get(key, getlink=True), h5py.HardLink):
+                    groups[name] = {"": "is a soft or external link; only plain groups are accepted"}
+                    continue
+                group = handle[key]
+                if not isinstance(group, h5py.Group):
+                    groups[name] = {"": f"is a {type(group).__name__}, not a group"}
+                    continue
+                entry: dict[str, object] = {}
+                for dataset in DATASETS:
+                    where = f"{name}/{dataset}"
+                    if dataset in group:
+                        entry[dataset] = _read_dataset(h5py, group, dataset, rows)
+                groups[name] = entry
+    except Exception as exc:  # noqa: BLE001 (see above)
+        raise SubmissionError(f"{path.name}: not a readable HDF5 file ({where + ': ' if where else ''}"
+                              f"{type(exc).__name__}: {str(exc)[:200]})") from None
     return groups
 
 
-def _read_dataset(h5py, group, dataset: str):
+def _read_dataset(h5py, group, dataset: str, rows: tuple[int, int]):
     """The dataset as float64, or a string saying why it is refused."""
     if not isinstance(group.get(dataset, getlink=True), h5py.HardLink):
         return "is a soft or external link; only plain datasets are accepted"
@@ -132,38 +162,62 @@ def _read_dataset(h5py, group, dataset: str):
         return "is not a dataset"
     if item.external or item.is_virtual:
         return "stores its data in other files; only self-contained datasets are accepted"
-    if item.size > MAX_ELEMENTS:
-        return f"has {item.size} elements, more than {MAX_ELEMENTS}"
-    if item.dtype.kind not in "fiu":
-        return f"has dtype {item.dtype}, not numbers"
+    problem = declared_problem(dataset, item.shape, item.dtype, rows)
+    if problem:
+        return problem
     return np.asarray(item[()], dtype=np.float64)
 
 
-def _read_npz(path: Path, only: set[str] | None = None) -> dict:
+#: What reading a damaged zip or .npy member raises (zipfile, zlib, numpy.lib.format, which tokenizes the
+#: header and builds a dtype from it).
+_NPZ_ERRORS = (zipfile.BadZipFile, zlib.error, OSError, EOFError, ValueError, NotImplementedError,
+               RuntimeError, struct.error, tokenize.TokenError, SyntaxError, TypeError)
+
+
+def _read_npz(path: Path, only: set[str] | None = None, rows: tuple[int, int] = ALL_ROWS) -> dict:
     groups: dict[str, dict[str, object]] = {}
     try:
-        archive = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, zipfile.BadZipFile) as exc:
-        raise SubmissionError(f"{path.name}: not a readable NPZ file ({exc})")
+        archive = zipfile.ZipFile(path)
+    except _NPZ_ERRORS as exc:
+        raise SubmissionError(f"{path.name}: not a readable NPZ file ({type(exc).__name__}: {str(exc)[:200]})")
     with archive:
-        for key in archive.files:
+        for info in archive.infolist():
+            member = info.filename
+            key = member[:-len(".npy")] if member.endswith(".npy") else member
             group, _, dataset = key.rpartition("/")
             entry = groups.setdefault(group or key, {})
             if dataset not in DATASETS or not group or (only is not None and group not in only):
                 continue
-            if archive.zip.getinfo(key + ".npy").file_size > 8 * MAX_ELEMENTS + 4096:
-                entry[dataset] = f"is larger than {MAX_ELEMENTS} numbers"
+            if not member.endswith(".npy"):
+                entry[dataset] = f"is the member {member[:80]!r}, not an .npy array"
                 continue
             try:
-                value = archive[key]
-            except ValueError as exc:  # object arrays need pickle: refused
-                entry[dataset] = f"cannot be read without pickle ({exc})"
-                continue
-            if value.dtype.kind not in "fiu":
-                entry[dataset] = f"has dtype {value.dtype}, not numbers"
-            else:
-                entry[dataset] = value.astype(np.float64)
+                entry[dataset] = _read_npy_member(archive, info, dataset, rows)
+            except _NPZ_ERRORS as exc:
+                entry[dataset] = f"cannot be read ({type(exc).__name__}: {str(exc)[:200]})"
     return groups
+
+
+def _read_npy_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, dataset: str, rows: tuple[int, int]):
+    """One .npy member as float64, its header checked before its values are read; or why it is refused."""
+    with archive.open(info) as handle:
+        version = np.lib.format.read_magic(handle)
+        if version == (1, 0):
+            shape, fortran_order, dtype = np.lib.format.read_array_header_1_0(handle)
+        elif version == (2, 0):
+            shape, fortran_order, dtype = np.lib.format.read_array_header_2_0(handle)
+        else:
+            return f"is an .npy file of format version {version}; versions 1.0 and 2.0 are read"
+        problem = declared_problem(dataset, shape, dtype, rows)
+        if problem:
+            return problem
+        size = int(np.prod(shape)) * dtype.itemsize
+        data = handle.read(size)
+        if len(data) != size:
+            return f"is truncated: its header declares {size} bytes of values, the member holds {len(data)}"
+        if handle.read(1):  # reading to the end also checks the member's CRC
+            return "holds more bytes than its header declares"
+    return np.frombuffer(data, dtype=dtype).reshape(shape, order="F" if fortran_order else "C").astype(np.float64)
 
 
 # ----------------------------------------------------------------------------------------- validating
@@ -261,8 +315,8 @@ def load_posteriors(folder: Path, expected: list[str], min_samples: int = 1000, 
                     sum_tolerance: float = 1e-5) -> Posteriors:
     """Find, read and validate the single posterior file in folder."""
     path = find_posterior_file(folder)
-    return validate_posteriors(read_posterior_file(path, set(expected)), expected, path.name, min_samples,
-                               max_samples, sum_tolerance)
+    groups = read_posterior_file(path, set(expected), rows=(min_samples, max_samples))
+    return validate_posteriors(groups, expected, path.name, min_samples, max_samples, sum_tolerance)
 
 
 def check_posterior_format(folder: Path, min_samples: int = 1000, max_samples: int = 5000,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import figure_html, new_figure, paragraph, table
+from ..report import figure_html, figure_or_note, new_figure, paragraph, table
 from ..task import Section
 from .forward_model import WAVELENGTH_UM
 from .metrics import PRIOR_BOUNDS, TARGETS, clip_to_prior
@@ -13,18 +13,24 @@ N_SHOWN = 3  # planets shown in the marginal and spectra figures
 
 
 def report_sections(result, reference, submission) -> list[Section]:
-    return [_per_target(result), _marginals(result, reference, submission), _spectra(result, reference, submission),
+    marginals = figure_or_note("marginal histograms", lambda: _marginals(result, reference, submission))
+    spectra = figure_or_note("spectra with IQR bands", lambda: _spectra(result, reference, submission))
+    return [_per_target(result), Section("Marginal posteriors", marginals), Section("Spectra", spectra),
             _planet_table(result)]
 
 
 def _per_target(result) -> Section:
     per_target = result.details["per_target_posterior"]
-    fig, ax = new_figure(7.0, 3.2)
-    ax.bar(range(len(TARGETS)), [per_target[t] for t in TARGETS], color="#4a7ab5")
-    ax.set_xticks(range(len(TARGETS)), TARGETS, rotation=20)
-    ax.set_ylim(0, 1000)
-    ax.set_ylabel("mean (1 - KS D) x 1000")
-    html = (figure_html(fig, "posterior score per target") +
+
+    def draw() -> str:
+        fig, ax = new_figure(7.0, 3.2)
+        ax.bar(range(len(TARGETS)), [per_target[t] for t in TARGETS], color="#4a7ab5")
+        ax.set_xticks(range(len(TARGETS)), TARGETS, rotation=20)
+        ax.set_ylim(0, 1000)
+        ax.set_ylabel("mean (1 - KS D) x 1000")
+        return figure_html(fig, "posterior score per target")
+
+    html = (figure_or_note("posterior score per target", draw) +
             table([(t, per_target[t]) for t in TARGETS], ["target", "mean posterior score"]))
     return Section("Posterior score per target", html)
 
@@ -34,7 +40,7 @@ def _worst_first(result, key: str) -> list[int]:
     return [i for _, i in sorted(values)][:N_SHOWN]
 
 
-def _marginals(result, reference, submission) -> Section:
+def _marginals(result, reference, submission) -> str:
     shown = _worst_first(result, "posterior")
     fig, axes = new_figure(12.0, 2.2 * len(shown), ncols=len(TARGETS), nrows=len(shown))
     axes = np.atleast_2d(axes)
@@ -56,7 +62,7 @@ def _marginals(result, reference, submission) -> Section:
     axes[0, 0].legend(fontsize=6)
     text = paragraph(f"Weighted marginal histograms (clipped to the prior) of the {len(shown)} planets with the "
                      "lowest posterior score: grey = ground truth, red = submission.")
-    return Section("Marginal posteriors", text + figure_html(fig, "marginal histograms"))
+    return text + figure_html(fig, "marginal histograms")
 
 
 def _shared_bins(a: np.ndarray, b: np.ndarray, target: int) -> np.ndarray:
@@ -67,10 +73,10 @@ def _shared_bins(a: np.ndarray, b: np.ndarray, target: int) -> np.ndarray:
     return np.linspace(lo - pad, hi + pad, 41)
 
 
-def _spectra(result, reference, submission) -> Section:
+def _spectra(result, reference, submission) -> str:
     views = result.report_data.get("spectral_quartiles", {})
     if not views:
-        return Section("Spectra", paragraph("No spectral-subset planet was scored."))
+        return paragraph("No spectral-subset planet was scored.")
     shown = [p for p in _worst_first(result, "spectral") if p in views]
     fig, axes = new_figure(7.0, 2.6 * len(shown), nrows=len(shown))
     axes = np.atleast_1d(axes)
@@ -89,7 +95,7 @@ def _spectra(result, reference, submission) -> Section:
     axes[-1].set_xlabel("wavelength (um)")
     text = paragraph("Median spectrum and inter-quartile band of the forward-modelled posterior samples, "
                      "submission against ground truth, for the planets with the lowest spectral score.")
-    return Section("Spectra", text + figure_html(fig, "spectra with IQR bands"))
+    return text + figure_html(fig, "spectra with IQR bands")
 
 
 def _planet_table(result) -> Section:

@@ -46,7 +46,11 @@ COMMON_DEFAULTS = {
     "invalid_models": "reject",       # "reject": exit 1 listing them; "fail_run": the run counts as failed
     "nonfinite_predictions": "worst",  # "worst": R² = -inf for that run; "missing": the run is missing
     "max_length": 10000,              # longest model string accepted
-    "fit_time_limit": 300.0,          # code submissions: seconds per fit and predict (ingestion)
+    "fit_time_limit": 300.0,          # code submissions: seconds per fit (2022: 3600 up to 1000 rows)
+    "fit_memory_limit": 16384,        # code submissions: MB of address space per run (2022: -m 16384)
+    # eval_kwargs defaults the 2022 judging code used (docs/srbench.md#the-2022-harness)
+    "scale_default": False,           # scale_x / scale_y when regressor.py does not say
+    "test_mode": False,               # true: apply eval_kwargs' test_params (2022's -test)
     # R² from "string": the model string evaluated on the test features (documented deviation), or
     # "predictions": the fitted estimator's predictions that the ingestion recorded (2022 code; code
     # submissions only). docs/srbench.md#accuracy-source
@@ -56,7 +60,8 @@ ACCURACY_SOURCES = ("string", "predictions")
 #: Parameters only the generators read: reference data's task.yaml leaves them out.
 GENERATION_KEYS = ("max_rows", "datasets", "seeds")
 #: The parameters the ingestion program reads (input_data/<task>/task.yaml).
-INGESTION_KEYS = ("fit_time_limit", "workers", "max_length", "accuracy_source")
+INGESTION_KEYS = ("fit_time_limit", "fit_memory_limit", "scale_default", "test_mode", "workers", "max_length",
+                  "accuracy_source")
 
 
 def check_config(config: dict) -> None:
@@ -66,10 +71,13 @@ def check_config(config: dict) -> None:
     for key, allowed in choices.items():
         if key in config and config[key] not in allowed:
             raise ReferenceDataError(f"task.yaml: {key} = {config[key]!r}; allowed: {list(allowed)}")
-    for key in ("simplify_time_limit", "model_time_limit", "fit_time_limit", "max_length"):
+    for key in ("simplify_time_limit", "model_time_limit", "fit_time_limit", "fit_memory_limit", "max_length"):
         value = config.get(key)
         if key in config and (not is_number(value) or value <= 0):
             raise ReferenceDataError(f"task.yaml: {key} = {value!r} must be a positive number")
+    for key in ("scale_default", "test_mode"):
+        if key in config and not isinstance(config[key], bool):
+            raise ReferenceDataError(f"task.yaml: {key} = {config[key]!r} must be true or false")
 
 
 # --------------------------------------------------------------------------- the participant's files

@@ -27,9 +27,11 @@ POOL_METHODS = ("oracle", "linear_regression", "constant_mean")
 
 REGRESSOR_SAMPLE = '''"""Sample code submission: ordinary least squares, returned as a model string.
 
-The ingestion program imports this file, fits a fresh copy of ``est`` on each training set
-(X is a pandas DataFrame whose columns are the dataset's feature names) and calls ``model(est, X)``,
-which must return a sympy-compatible string over those names (use ** for powers).
+For each dataset and seed the ingestion program starts a new process that imports this file, sets
+``est.random_state`` (when ``est`` has one), applies ``eval_kwargs`` (optional: pre_train, scale_x,
+scale_y, max_train_samples, test_params), fits ``est`` (X is a pandas DataFrame whose columns are the
+dataset's feature names) and calls ``model(est, X)``, which must return a sympy-compatible string over
+those names (use ** for powers). Only the image's packages and what this zip carries can be imported.
 """
 
 from sklearn.linear_model import LinearRegression

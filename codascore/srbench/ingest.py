@@ -1,20 +1,28 @@
 """Code submissions (the official 2022 interface, docs/srbench.md#code-submissions): ``regressor.py``
-defines ``est`` (a scikit-learn regressor) and ``model(est, X)`` (the fitted model as a string over X's
-column names).
+defines ``est`` (a scikit-learn regressor), ``model(est, X)`` (the fitted model as a string over X's
+column names) and optionally ``eval_kwargs``.
 
 The ingestion program finds regressor.py at the submission's root or in its single wrapper folder
-(sandbox.find_entry), fits a fresh clone of ``est`` on each (dataset, seed) training set in parallel worker
-processes, each fit under ``fit_time_limit`` seconds (the worker and anything it started are killed at the
-limit), and writes models.json exactly as a results submission holds it. Under ``accuracy_source:
-predictions`` (input_data's task.yaml) the same job, under the same limit, also records ``est.predict`` on
-the run's test features (``test/<dataset>/<seed>.csv``, no target) in predictions.json, from which scoring
-then takes R² (the 2022 code's r2_test); with the default ``string``, predict is never called. Worker
-replies are JSON, never pickle.
+(sandbox.find_entry), imports it once in a process of its own to check it (an import that fails is one
+clear error naming the missing module and what runs on Codabench), then runs every (dataset, seed) as the
+2022 harness did (docs/srbench.md#the-2022-harness): one new process per run, which imports regressor.py
+afresh, seeds numpy, sets ``est.random_state``, applies ``eval_kwargs`` (``max_train_samples``,
+``scale_x``/``scale_y``, ``pre_train``, ``test_params`` in test mode), fits under a SIGALRM at
+``fit_time_limit`` (the harness then carried on with ``est`` as it was) and asks ``model(est, X)``. The
+process, and anything it started, is killed ``KILL_GRACE`` seconds after the limit (at twice the limit when
+that comes first); runs go in parallel.
+It writes models.json exactly as a results submission holds it, and under ``accuracy_source:
+predictions`` predictions.json (``est.predict`` on the run's test features, the target scaling inverted
+as in 2022). Worker replies are JSON, never pickle.
 """
 
 from __future__ import annotations
 
 import inspect
+import re
+import signal
+import time
+import warnings
 from pathlib import Path
 
 from ..errors import ReferenceDataError, SubmissionError
@@ -24,60 +32,185 @@ from ..validate import is_number
 from . import files
 from .workers import Progress, run_jobs
 
-#: The participant's module, imported once per worker process (by its entry file's path).
-_MODULES: dict = {}
+#: Seconds a run's process may live past ``fit_time_limit`` (model(), predict) before it is killed; never
+#: more than fit_time_limit itself.
+KILL_GRACE = 60.0
+#: The eval_kwargs keys 2022's evaluate_model accepted, with their types (judging code, lines 38-53).
+EVAL_KWARGS = {"test_params": dict, "max_train_samples": int, "scale_x": bool, "scale_y": bool,
+               "pre_train": callable, "DataFrame": bool}
+#: Files 2022's installer read that nothing runs here (docs/srbench.md#dependencies).
+IGNORED_FILES = ("environment.yml", "environment.yaml", "install.sh", "requirements.txt")
+DEPENDENCY_RULE = ("On Codabench a code submission runs with the competition image's Python packages plus "
+                   "what the zip itself carries (pure-Python packages placed beside regressor.py import "
+                   "from there); environment.yml and install.sh are never run. Locally, "
+                   "'codascore run --python PATH' runs the prediction step with your own interpreter.")
 
 
-def _participant_module(entry: str):
-    if entry not in _MODULES:
-        module = import_participant_module(Path(entry), "regressor")
-        for name in ("est", "model"):
-            if not hasattr(module, name):
-                raise AttributeError(f"{files.REGRESSOR_FILE} defines no {name!r}")
-        _MODULES[entry] = module
-    return _MODULES[entry]
+class FitTimeout(Exception):
+    """2022's TimeOutException: SIGALRM at fit_time_limit inside est.fit (an Exception, as it was then)."""
 
 
-def fit_one(entry: str, train_csv: str, feature_names: list[str], test_csv: str | None = None) -> dict:
-    """Runs in a worker: fit a clone of est on one training set; return {"model": model(est, X) as a
-    string, "predictions": est.predict on the test features as a list of floats, or None without them}.
-    entry: regressor.py's absolute path; train_csv and test_csv absolute too (the import changes the
-    worker's working directory to the participant's folder)."""
-    import copy
+def _raise_fit_timeout(signum, frame):
+    raise FitTimeout
 
+
+def eval_kwargs_problem(value) -> str | None:
+    """Why regressor.py's eval_kwargs is not what 2022's evaluate_model accepted, or None."""
+    if not isinstance(value, dict):
+        return f"eval_kwargs is a {type(value).__name__}, not a dict"
+    for key, kind in value.items():
+        if key not in EVAL_KWARGS:
+            return f"eval_kwargs has the unknown key {key!r}; allowed: {sorted(EVAL_KWARGS)}"
+        expected = EVAL_KWARGS[key]
+        ok = callable(kind) if expected is callable else (
+            isinstance(kind, expected) and not (expected is int and isinstance(kind, bool)))
+        if not ok:
+            return f"eval_kwargs[{key!r}] = {kind!r:.60} is not a {getattr(expected, '__name__', expected)}"
+    return None
+
+
+def load_regressor(entry: str):
+    """Import regressor.py (in this fresh process) and check est, model and eval_kwargs."""
+    module = import_participant_module(Path(entry), "regressor")
+    for name in ("est", "model"):
+        if not hasattr(module, name):
+            raise AttributeError(f"{files.REGRESSOR_FILE} defines no {name!r}")
+    problem = eval_kwargs_problem(getattr(module, "eval_kwargs", {}))
+    if problem:
+        raise ValueError(f"{files.REGRESSOR_FILE}: {problem}")
+    return module
+
+
+def settings_of(module, scale_default: bool) -> dict:
+    """eval_kwargs with 2022's defaults filled in; scale_x/scale_y default to task.yaml's scale_default."""
+    given = dict(getattr(module, "eval_kwargs", {}))
+    return {"test_params": given.get("test_params") or {}, "max_train_samples": given.get("max_train_samples", 0),
+            "scale_x": given.get("scale_x", scale_default), "scale_y": given.get("scale_y", scale_default),
+            "pre_train": given.get("pre_train"), "DataFrame": given.get("DataFrame", True)}
+
+
+def probe_regressor(entry: str, scale_default: bool) -> dict:
+    """Runs in a process of its own: import regressor.py once. {"missing": module (or ""), "message": ...}
+    when an import fails, else {"eval_kwargs": what each run will apply}."""
+    try:
+        module = load_regressor(entry)
+    except ImportError as exc:  # a missing module, or a name the installed version lacks
+        missing = (exc.name or "") if isinstance(exc, ModuleNotFoundError) else ""
+        return {"missing": missing, "message": f"{type(exc).__name__}: {exc}"}
+    settings = settings_of(module, scale_default)
+    return {"eval_kwargs": {**settings, "pre_train": bool(settings["pre_train"]),
+                            "test_params": sorted(settings["test_params"])}}
+
+
+def _params(est) -> dict:
+    """est's parameters as short texts: get_params() (without ``deep``, which some estimators lack), else
+    its public attributes."""
+    try:
+        params = dict(est.get_params())
+    except Exception:  # not a scikit-learn estimator, or a broken get_params
+        params = {k: v for k, v in vars(est).items() if not k.startswith("_")} if hasattr(est, "__dict__") else {}
+    return {k: f"{v!r:.80}" for k, v in params.items()}
+
+
+def changes(before: dict, after: dict) -> str:
+    """'name: old -> new' for every parameter that changed, or 'no parameter changed'."""
+    changed = [f"{k}: {before.get(k, '(unset)')} -> {after[k]}" for k in sorted(after) if before.get(k) != after[k]]
+    return ", ".join(changed) or "no parameter changed"
+
+
+def unscale_model(text: str, feature_names: list[str], x_scaler=None, y_scaler=None) -> str:
+    """A model string fitted on standardised data, rewritten over the raw features: each feature name x
+    becomes ``((x - mean)/scale)`` and the whole ``scale_y*(model) + mean_y`` (docs/srbench.md#scaling)."""
+    if x_scaler is not None:
+        by_name = {name: f"(({name} - {float(m)!r})/{float(s)!r})"
+                   for name, m, s in zip(feature_names, x_scaler.mean_, x_scaler.scale_)}
+        pattern = re.compile(r"(?<![A-Za-z0-9_.])(" + "|".join(map(re.escape, sorted(by_name, key=len, reverse=True)))
+                             + r")(?![A-Za-z0-9_(])")
+        text = pattern.sub(lambda match: by_name[match.group(1)], text)
+    if y_scaler is not None:
+        text = f"{float(y_scaler.scale_[0])!r}*({text}) + {float(y_scaler.mean_[0])!r}"
+    return text
+
+
+def fit_one(entry: str, run: dict, settings: dict) -> dict:
+    """Runs in a new process: one (dataset, seed) as evaluate_model.py ran it (docs/srbench.md#the-2022-harness).
+    run: train (and test, or None) csv paths, feature_names, seed; settings: fit_time_limit, scale_default,
+    test_mode, unscale (rewrite a scaled fit's string over the raw features). Returns {"model", "predictions"
+    (or None), "notes" (lines for the log)}."""
     import numpy as np
     import pandas as pd
+    from sklearn.preprocessing import StandardScaler
 
-    module = _participant_module(entry)
-    X, y = files.read_table(Path(train_csv), feature_names)
-    frame = pd.DataFrame(X, columns=feature_names)
-    test = pd.DataFrame(files.read_features(Path(test_csv), feature_names), columns=feature_names) if test_csv else None
+    names, seed, notes = list(run["feature_names"]), int(run["seed"]), []
+    module = load_regressor(entry)
+    est, kwargs = module.est, settings_of(module, bool(settings["scale_default"]))
+    np.random.seed(seed)
+    if hasattr(est, "random_state"):
+        est.random_state = seed  # an attribute, as 2022 set it (not set_params)
+    X, y = files.read_table(Path(run["train"]), names)
+    limit = int(kwargs["max_train_samples"])
+    if limit > 0 and len(y) > limit:
+        rows = np.random.choice(np.arange(len(y)), size=limit)  # with replacement, as 2022 drew them
+        X, y = X[rows], y[rows]
+        notes.append(f"max_train_samples: {limit} of the training rows drawn")
+    x_scaler = StandardScaler().fit(X) if kwargs["scale_x"] else None
+    y_scaler = StandardScaler().fit(y.reshape(-1, 1)) if kwargs["scale_y"] else None
+    if x_scaler is not None:
+        X = x_scaler.transform(X)
+    if y_scaler is not None:
+        y = y_scaler.transform(y.reshape(-1, 1)).ravel()
+    frame = pd.DataFrame(X, columns=names)
+    X_fit = frame if kwargs["DataFrame"] else X
+    if kwargs["pre_train"]:
+        before = _params(est)
+        kwargs["pre_train"](est, X_fit, y)
+        notes.append(f"pre_train: {changes(before, _params(est))}")
+    if settings["test_mode"] and kwargs["test_params"]:
+        est.set_params(**kwargs["test_params"])
+        notes.append(f"test_params applied: {sorted(kwargs['test_params'])}")
+    started = time.monotonic()
+    signal.signal(signal.SIGALRM, _raise_fit_timeout)
+    signal.setitimer(signal.ITIMER_REAL, float(settings["fit_time_limit"]))
     try:
-        from sklearn.base import clone
-
-        est = clone(module.est)
-    except Exception:  # not a scikit-learn estimator: a deep copy is the next best fresh start
-        est = copy.deepcopy(module.est)
-    est.fit(frame, y)
-    takes_x = len(inspect.signature(module.model).parameters) >= 2
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            est.fit(X_fit, y)
+    except FitTimeout:
+        notes.append(f"fit stopped by SIGALRM at {settings['fit_time_limit']:g} s; model() asked what est holds")
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    notes.append(f"fit took {time.monotonic() - started:.2f} s")
+    parameters = inspect.signature(module.model).parameters
+    takes_x = "X" in parameters or len(parameters) >= 2
     text = module.model(est, frame) if takes_x else module.model(est)
     if not isinstance(text, str):
         raise TypeError(f"model(est, X) returned {type(text).__name__}, not a string")
+    if settings["unscale"] and (x_scaler is not None or y_scaler is not None):
+        text = unscale_model(text, names, x_scaler, y_scaler)
+        notes.append("the model string, fitted on standardised data, was rewritten over the raw features")
     predictions = None
-    if test is not None:
-        predictions = np.asarray(est.predict(test), dtype=float)
-        if predictions.shape not in ((len(test),), (len(test), 1)):
-            raise ValueError(f"est.predict returned shape {predictions.shape} for {len(test)} test rows; "
+    if run.get("test"):
+        test = files.read_features(Path(run["test"]), names)
+        test = x_scaler.transform(test) if x_scaler is not None else test
+        values = np.asarray(est.predict(pd.DataFrame(test, columns=names) if kwargs["DataFrame"] else test),
+                            dtype=float)
+        if values.shape not in ((len(test),), (len(test), 1)):
+            raise ValueError(f"est.predict returned shape {values.shape} for {len(test)} test rows; "
                              f"expected ({len(test)},)")
-        predictions = predictions.ravel().tolist()  # unrounded: JSON writes float64 exactly
-    return {"model": text, "predictions": predictions}
+        values = values.reshape(-1, 1)
+        if y_scaler is not None:
+            values = y_scaler.inverse_transform(values)
+        predictions = values.ravel().tolist()  # unrounded: JSON writes float64 exactly
+    return {"model": text, "predictions": predictions, "notes": notes}
 
 
 def fit_reply_problem(value, n_test: int | None) -> str | None:
-    """Why a worker's reply is not {"model": str, "predictions": n_test floats (or None)}: the worker ran
-    participant code, so the parent checks the shape of what came back before writing it."""
+    """Why a worker's reply is not {"model": str, "predictions": n_test floats (or None), "notes": [str]}:
+    the worker ran participant code, so the parent checks the shape of what came back before using it."""
     if not isinstance(value, dict) or not isinstance(value.get("model"), str):
         return "the worker's reply holds no model string"
+    if not isinstance(value.get("notes", []), list) or not all(isinstance(n, str) for n in value.get("notes", [])):
+        return "the worker's notes are not a list of strings"
     predictions = value.get("predictions")
     if n_test is None:
         return None
@@ -88,17 +221,47 @@ def fit_reply_problem(value, n_test: int | None) -> str | None:
     return None
 
 
+def check_regressor(entry: Path, config: dict) -> None:
+    """Import regressor.py once in a process of its own; SubmissionError with one clear message when the
+    import fails (a missing module named, with the dependency rule) or est/model/eval_kwargs are wrong."""
+    [outcome] = run_jobs(probe_regressor, [(str(entry), bool(config["scale_default"]))],
+                         time_limit=float(config["fit_time_limit"]), n_workers=1,
+                         memory_limit=int(config["fit_memory_limit"]) * 1024**2)
+    if outcome.status == "timeout":
+        raise SubmissionError(f"{files.REGRESSOR_FILE}: importing it took longer than the time limit of "
+                              f"{float(config['fit_time_limit']):g} s")
+    if outcome.status != "ok":
+        first = outcome.message.splitlines()[0] if outcome.message else "the import failed"
+        raise SubmissionError(f"{files.REGRESSOR_FILE}: {first}")
+    reply = outcome.value if isinstance(outcome.value, dict) else {}
+    if "missing" in reply:
+        missing = str(reply["missing"])[:200]
+        raise SubmissionError(f"{files.REGRESSOR_FILE}: importing it failed: "
+                              f"{str(reply.get('message'))[:300]}. "
+                              + (f"The module {missing!r} is not available here. " if missing else "")
+                              + DEPENDENCY_RULE)
+    log(f"srbench ingestion: eval_kwargs applied to every run: {reply.get('eval_kwargs')}"
+        + ("" if config["test_mode"] else " (test_params only in test_mode)"))
+
+
 def ingest_models(input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
-    """Fit every (dataset, seed) of input_dir/datasets.json; write output_dir/models.json, and
-    predictions.json under accuracy_source: predictions."""
-    entry, warnings = find_entry(submission_dir, (files.REGRESSOR_FILE,))
+    """Fit every (dataset, seed) of input_dir/datasets.json, each in a new process; write
+    output_dir/models.json, and predictions.json under accuracy_source: predictions."""
+    entry, warnings_found = find_entry(submission_dir, (files.REGRESSOR_FILE,))
     if entry is None:
         return  # a results submission: the worker copies its files itself
-    for warning in warnings:
+    for warning in warnings_found:
         log(f"WARNING: {warning}")
+    for name in IGNORED_FILES:
+        if (entry.parent / name).is_file():
+            log(f"WARNING: {name} is ignored. {DEPENDENCY_RULE}")
+    entry = entry.resolve()
+    check_regressor(entry, config)
     input_dir = Path(input_dir).resolve()
     meta = files.read_json(input_dir / files.DATASETS_FILE, "input data")
     predict = config.get("accuracy_source") == "predictions"
+    settings = {"fit_time_limit": float(config["fit_time_limit"]), "scale_default": bool(config["scale_default"]),
+                "test_mode": bool(config["test_mode"]), "unscale": not predict}
     jobs, keys, n_test = [], [], {}
     for dataset in meta["datasets"]:
         for seed in meta["seeds"]:
@@ -110,21 +273,27 @@ def ingest_models(input_dir: Path, output_dir: Path, submission_dir: Path, confi
                     raise ReferenceDataError(f"input data: test/{dataset['name']}/{seed}.csv is missing; "
                                              "accuracy_source: predictions needs every run's test features")
                 n_test[key] = len(files.read_features(test, list(dataset["feature_names"])))
-            jobs.append((str(entry.resolve()), str(train), list(dataset["feature_names"]),
-                         str(test) if predict else None))
+            run = {"train": str(train), "test": str(test) if predict else None,
+                   "feature_names": list(dataset["feature_names"]), "seed": int(seed)}
+            jobs.append((str(entry), run, settings))
             keys.append(key)
-    outcomes = run_jobs(fit_one, jobs, time_limit=float(config["fit_time_limit"]),
+    limit = settings["fit_time_limit"]
+    outcomes = run_jobs(fit_one, jobs, time_limit=limit + min(KILL_GRACE, limit),
                         n_workers=int(config.get("workers") or 0) or None,
-                        progress=Progress("srbench ingestion: fits", len(jobs)))
+                        progress=Progress("srbench ingestion: fits", len(jobs)),
+                        memory_limit=int(config["fit_memory_limit"]) * 1024**2, fresh_process=True)
     models, predictions, failures = {}, {}, []
-    for key, outcome in zip(keys, outcomes):
-        problem = fit_reply_problem(outcome.value, n_test.get(key)) if outcome.status == "ok" else outcome.message
+    for (dataset, seed), outcome in zip(keys, outcomes):
+        problem = fit_reply_problem(outcome.value, n_test.get((dataset, seed))) if outcome.status == "ok" \
+            else outcome.message
         if problem:
-            failures.append((key, problem))
+            failures.append(((dataset, seed), problem))
             continue
-        models[key] = outcome.value["model"]
-        if key in n_test:
-            predictions[key] = outcome.value["predictions"]
+        for note in outcome.value.get("notes", []):
+            log(f"srbench ingestion: {dataset}/{seed}: {note[:500]}")
+        models[(dataset, seed)] = outcome.value["model"]
+        if (dataset, seed) in n_test:
+            predictions[(dataset, seed)] = outcome.value["predictions"]
     for (dataset, seed), message in failures[:5]:
         log(f"srbench ingestion: {dataset}/{seed} failed: {message}")
     if not models:

@@ -3,7 +3,7 @@ codascore.report.table, which escapes every cell)."""
 
 from __future__ import annotations
 
-from ..report import figure_html, new_figure, paragraph, table
+from ..report import figure_html, figure_or_note, new_figure, paragraph, table
 from ..task import Result, Section
 from .files import SUBMISSION
 
@@ -39,14 +39,16 @@ def synthetic_report(result: Result) -> list[Section]:
                        "rank simplicity", "rank property", "harmonic mean"]))]
     pool = result.details.get("pool", {})
     if pool:
-        fig, ax = new_figure(6.4, 0.45 * len(pool) + 1.2)
-        names = list(pool)[::-1]
-        colors = ["tab:orange" if n == SUBMISSION else "tab:blue" for n in names]
-        ax.barh(range(len(names)), [pool[n] for n in names], color=colors)
-        ax.set_yticks(range(len(names)), names)
-        ax.set_xlabel("final score (mean over datasets of the harmonic mean of ranks)")
-        sections.append(Section("Rank against the reference pool",
-                                 figure_html(fig, "final scores of the reference pool and the submission")
+        def draw_pool() -> str:
+            fig, ax = new_figure(6.4, 0.45 * len(pool) + 1.2)
+            names = list(pool)[::-1]
+            colors = ["tab:orange" if n == SUBMISSION else "tab:blue" for n in names]
+            ax.barh(range(len(names)), [pool[n] for n in names], color=colors)
+            ax.set_yticks(range(len(names)), names)
+            ax.set_xlabel("final score (mean over datasets of the harmonic mean of ranks)")
+            return figure_html(fig, "final scores of the reference pool and the submission")
+
+        sections.append(Section("Rank against the reference pool", figure_or_note("final scores", draw_pool)
                                  + table(sorted(pool.items(), key=lambda kv: -kv[1]), ["method", "score"])))
     runs = [(i["id"], i.get("nodes", "n/a"), _fmt(i.get("r2_test")), i.get("simplified") or i.get("failed", ""))
             for i in result.instances]

@@ -4,6 +4,10 @@ Scoring one model can get stuck inside sympy (in C code, or in a loop that swall
 in-process SIGALRM limit of metrics.time_limit handles the common case; this pool is the backstop: a
 worker still busy on one job past ``time_limit`` seconds is killed (SIGKILL, by its own pid) and replaced,
 the job is reported as timed out, and the run carries on with the others.
+
+With ``fresh_process=True`` (code submissions, docs/srbench.md#code-submissions) every job gets a process of
+its own: the worker is killed with its process group once it has replied, and a new one, forked from the
+parent, takes the next job; nothing one job imported or changed reaches the next.
 """
 
 from __future__ import annotations
@@ -124,11 +128,13 @@ class Progress:
 
 
 def run_jobs(func: Callable, jobs: Sequence[tuple], time_limit: float, n_workers: int | None = None,
-             progress: Progress | None = None, memory_limit: int | None = WORKER_MEMORY_LIMIT) -> list[Outcome]:
+             progress: Progress | None = None, memory_limit: int | None = WORKER_MEMORY_LIMIT,
+             fresh_process: bool = False) -> list[Outcome]:
     """Call func(*job) for every job in worker processes; one Outcome per job, in order.
 
     ``func`` must be a module-level function (workers are forked, or spawned where fork is missing).
-    Every job gets ``time_limit`` seconds of wall time from the moment a worker takes it.
+    Every job gets ``time_limit`` seconds of wall time from the moment a worker takes it. fresh_process:
+    one process per job (at most n_workers at a time), each killed after its reply.
     """
     if time_limit <= 0:
         raise ValueError(f"time_limit must be positive, got {time_limit}")
@@ -149,6 +155,12 @@ def run_jobs(func: Callable, jobs: Sequence[tuple], time_limit: float, n_workers
         failed += outcome.status != "ok"
         if progress:
             progress.update(done, failed)
+
+    def renew(worker: _Worker) -> None:
+        """Kill worker (and whatever it started) and give its next job to a new process."""
+        worker.kill()
+        workers[workers.index(worker)] = replacement = _Worker(context, func, memory_limit)
+        assign(replacement)
 
     def assign(worker: _Worker) -> None:
         if pending:
@@ -179,18 +191,17 @@ def run_jobs(func: Callable, jobs: Sequence[tuple], time_limit: float, n_workers
                         code = worker.process.exitcode
                         why = f"worker process died or sent an invalid reply (exit code {code})"
                         finish(worker.job, Outcome("error", message=why, seconds=elapsed))
-                        workers[workers.index(worker)] = replacement = _Worker(context, func, memory_limit)
-                        worker.kill()
-                        assign(replacement)
+                        renew(worker)
                         continue
                     finish(index, Outcome(status, value, message, elapsed))
-                    assign(worker)
+                    if fresh_process and pending:
+                        renew(worker)
+                    else:
+                        assign(worker)
                 elif elapsed >= time_limit:
-                    worker.kill()
                     finish(worker.job, Outcome("timeout", message=f"stopped at the time limit of {time_limit:g} s",
                                                seconds=elapsed))
-                    workers[workers.index(worker)] = replacement = _Worker(context, func, memory_limit)
-                    assign(replacement)
+                    renew(worker)
     finally:
         for worker in workers:
             if worker.process.is_alive():

@@ -19,7 +19,8 @@ def report_sections(kind: str, result: Result) -> list[Section]:
         rows, ["instance", "family", "status", "score", "Err", "MaxErr (trivial)", "reason"], max_rows=500))]
     points = result.report_data.get("points", [])
     if points:
-        sections.append(Section("Error against the trivial solver", _error_figure(kind, points)))
+        figure = html.figure_or_note("Err against MaxErr", lambda: _error_figure(kind, points))
+        sections.append(Section("Error against the trivial solver", figure))
     if result.details.get("new_best"):
         rows = [(b["id"], b["log10_value"]) for b in result.details["new_best"]]
         sections.append(Section("New best answers", html.paragraph(

@@ -15,8 +15,10 @@ import numpy as np
 from ..errors import AnswerError
 from .files import Model, format_pairs
 
-#: Result files larger than this are not read (an answer of any real instance is far smaller).
-MAX_RESULT_BYTES = 64 * 1024**2
+#: Result files larger than this are not read (an answer of any real instance is far smaller). Reading
+#: one takes about 30 times its size in memory (a Python string and a line number per token), so that
+#: this bound keeps the scorer well under 1 GiB (docs/uai.md#result-files).
+MAX_RESULT_BYTES = 16 * 1024**2
 
 #: The task words of result files, and accepted aliases ("MAP" is the UAI 2014 name of MPE).
 TASK_WORDS = {"PR": "PR", "MAR": "MAR", "MPE": "MPE", "MAP": "MPE", "MMAP": "MMAP", "MLC": "MLC"}
@@ -49,13 +51,24 @@ def split_result(text: str, task: str) -> tuple[list[str], list[int]]:
     return tokens, line_of
 
 
+#: Integer tokens (variables, values, counts) must fit an int64, as every index of the model does
+#: (docs/uai.md#integer-tokens).
+INT64_RANGE = (-2**63, 2**63 - 1)
+
+
 def _ints(tokens: list[str], line_of: list[int], what: str) -> list[int]:
     out = []
     for t, line in zip(tokens, line_of):
         try:
-            out.append(int(t))
+            # 20 characters hold every int64; int() of a longer token would only be refused below, or
+            # raise its own ValueError past 4,300 digits.
+            value = int(t) if len(t) <= 20 else None
         except ValueError:
             raise AnswerError(f"line {line}: token {t[:40]!r} in the {what} is not an integer") from None
+        if value is None or not INT64_RANGE[0] <= value <= INT64_RANGE[1]:
+            raise AnswerError(f"line {line}: token {t[:40]!r} in the {what} is not an integer of at most 64 "
+                              "bits")
+        out.append(value)
     return out
 
 
@@ -128,10 +141,12 @@ def parse_mar(text: str, model: Model) -> list[np.ndarray]:
             bad = int(np.flatnonzero(~np.isfinite(p) | (p < 0))[0])
             raise AnswerError(f"line {line_of[pos + 1 + bad]}: P(x{v} = {bad}) = {tokens[pos + 1 + bad][:40]} "
                               "is negative or not finite")
-        total = p.sum()
-        if not total > 0:
+        # Scaled by the largest first: values near 1e308 are valid but their plain sum overflows to inf.
+        largest = p.max()
+        if not largest > 0:
             raise AnswerError(f"line {line_of[pos]}: the probabilities of variable {v} sum to 0")
-        out.append(p / total)
+        p = p / largest
+        out.append(p / p.sum())
         pos += 1 + card
     return out
 
