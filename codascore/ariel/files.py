@@ -332,8 +332,8 @@ def check_posterior_format(folder: Path, min_samples: int = 1000, max_samples: i
     problems = Problems()
     for name in names:
         try:
-            validate_posteriors(read_posterior_file(path, {name}), [name], path.name, min_samples, max_samples,
-                                sum_tolerance)
+            groups = read_posterior_file(path, {name}, rows=(min_samples, max_samples))
+            validate_posteriors(groups, [name], path.name, min_samples, max_samples, sum_tolerance)
         except SubmissionError as exc:
             for problem in exc.problems:
                 problems.add(problem)
