@@ -3,7 +3,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install data demo test test-taurex test-image bundle logo image bench clean
+.PHONY: install data demo test test-taurex test-image test-wheel wheel bundle logo image bench clean
 
 ## The Python of Codabench's stock image, codalab/codalab-legacy:py312: python3.12 on PATH when it runs,
 ## else the newest 3.12 in pyenv's versions folder (or PYTHON312=...).
@@ -100,6 +100,27 @@ test-image: export CODASCORE_BUNDLE_SEED := 271828182845904523536028747135266249
 test-image: data $(IMAGE_STAMP)
 	$(BIN)/python tests/image_run.py --python $(IMAGE_VENV)/bin/python --out build/test-image
 
+## wheel: dist/codascore-<version>-py3-none-any.whl, what participants install (pip install dist/codascore-*.whl).
+## It leaves out the generation modules (setup.py), as the bundle's program folders do; build/lib is emptied
+## first so that no file of an earlier build slips in.
+VERSION := $(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+WHEEL   := dist/codascore-$(VERSION)-py3-none-any.whl
+wheel: $(STAMP)
+	rm -rf build/lib $(WHEEL)
+	$(BIN)/pip wheel -q --no-deps -w dist .
+	@echo "built $(WHEEL)"
+
+## test-wheel: the wheel installed into a fresh Python 3.12 environment with the pinned packages, then
+## codascore validate on valid and invalid samples of every family, run from outside the project folder
+## (tests/wheel_run.py): the commands the participant pages give.
+WHEEL_VENV := .venv-wheel
+## The wheel's dependencies at the image's versions (numba and psutil, which codascore does not need, left out)
+WHEEL_PINS := $(filter-out numba==% psutil==%,$(PINNED))
+test-wheel: data wheel
+	$(call venv312,$(WHEEL_VENV))
+	$(WHEEL_VENV)/bin/pip install -q $(WHEEL_PINS) $(WHEEL)
+	$(BIN)/python tests/wheel_run.py --venv $(WHEEL_VENV) --wheel $(WHEEL)
+
 ## bundle: dist/<name>.zip for the suite (competition.yaml) and each family (competitions/*.yaml), each
 ## checked; their data is generated from the private seed (bundle.seed, or the variable
 ## CODASCORE_BUNDLE_SEED) into build/bundle-data, not taken from the demo; the same sources and seed give
@@ -109,7 +130,7 @@ bundle: $(STAMP)
 
 ## image: optional. The stock image plus the vendored packages, installed and byte-compiled (Dockerfile);
 ## for organisers who push it and name it in the YAML files (docs/bundles.md). linux/amd64, as workers need.
-IMAGE_TAG ?= codascore/codascore:py312-$(shell sed -n 's/^version = "\(.*\)"/\1/p' pyproject.toml)
+IMAGE_TAG ?= codascore/codascore:py312-$(VERSION)
 image:
 	docker build --platform linux/amd64 -t $(IMAGE_TAG) .
 
@@ -124,4 +145,4 @@ bench: data
 
 clean:
 	rm -rf demo runs dist reference_data input_data sample_submissions .pytest_cache $(TAUREX_VENV) \
-	       $(IMAGE_VENV) build/test-image
+	       $(IMAGE_VENV) $(WHEEL_VENV) build/test-image build/lib

@@ -105,6 +105,26 @@ def cmd_run(args) -> int:
     return 0 if result.scored else 1
 
 
+def cmd_validate(args) -> int:
+    from .errors import SubmissionError
+    from .registry import get_task
+    from .sandbox import check_submission_format
+
+    task = get_task(args.task)
+    try:
+        summary, warnings = check_submission_format(task, Path(args.submission))
+    except SubmissionError as exc:
+        more = exc.total - len(exc.problems)
+        print(f"INVALID {task.name} submission {args.submission}: {exc.total} problem(s)", file=sys.stderr)
+        for problem in exc.problems + ([f"... and {more} more"] if more > 0 else []):
+            print(f"  {problem}", file=sys.stderr)
+        return 1
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(f"OK {task.name} submission {args.submission}: {summary}")
+    return 0
+
+
 def cmd_reference(args) -> int:
     """``reference [TASK ...]``: every named task's demo data (all tasks if none) below --root; or
     ``reference TASK SOURCE OUT``: the task's reference data built from an organiser's own files in SOURCE
@@ -260,6 +280,7 @@ def cmd_check(args) -> int:
 def main_epilog() -> str:
     return (f"common commands:\n"
             f"  codascore run TASK SUBMISSION   score a submission (zip or folder) on your machine, as Codabench does\n"
+            f"  codascore validate TASK SUBMISSION  check a submission's format, without the reference data\n"
             f"  codascore reference [TASK ...]  make the demo's reference data and sample submissions\n"
             f"  codascore bundle [NAME ...]     build the competition bundles into dist/\n"
             f"  codascore check BUNDLE          check a bundle before uploading it\n\n"
@@ -314,6 +335,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="no network in the steps (the worker's COMPETITION_CONTAINER_NETWORK_DISABLED=True; "
                         "its default gives them the network)")
     p.set_defaults(func=cmd_run)
+
+    p = sub.add_parser("validate", help="check a submission's format without the reference data",
+                       description="Check a result submission's files (names, structure, types, finite values, "
+                                   "shapes) as far as that is possible without the reference data: exit 0 and "
+                                   "one line when they are well-formed, exit 1 listing every problem. What only "
+                                   "the reference knows (counts, instance names) is checked when scored "
+                                   "(codascore run).",
+                       epilog=lambda: f"{task_names_text()}\nexample: codascore validate uai.pr my_submission.zip")
+    p.add_argument("task", type=task_name, metavar="TASK", help="task name, e.g. weak_lensing.phase1 (listed below)")
+    p.add_argument("submission", type=existing_path, metavar="SUBMISSION", help="submission zip or folder")
+    p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("reference", help="generate the demo's reference data and sample submissions (all tasks "
                                          "if none), or TASK SOURCE OUT: a task's reference data from your own "
@@ -392,6 +424,15 @@ def main(argv: list[str] | None = None) -> int:
             raise
         print(f"error: {error_text(exc)}", file=sys.stderr)
         return 2 if isinstance(exc, UsageError) else 1
+    except ModuleNotFoundError as exc:
+        if debug:
+            raise
+        if not left_out_of_wheel(exc):
+            return bug(exc)
+        print(f"error: codascore {args.command} needs the data generators, which the participants' wheel leaves out "
+              f"(docs/participants.md#installing-codascore)\nfor it, install codascore from a clone of the "
+              f"repository: pip install -e .", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         if debug:
             raise
@@ -400,7 +441,18 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug: still no traceback unless asked for, but said to be one
         if debug:
             raise
-        print(f"error: {type(exc).__name__}: {error_text(exc)}\n"
-              f"this is a bug in codascore: run the command again with --debug and report its traceback",
-              file=sys.stderr)
-        return 3
+        return bug(exc)
+
+
+def bug(exc: BaseException) -> int:
+    print(f"error: {type(exc).__name__}: {error_text(exc)}\n"
+          f"this is a bug in codascore: run the command again with --debug and report its traceback",
+          file=sys.stderr)
+    return 3
+
+
+def left_out_of_wheel(exc: ModuleNotFoundError) -> bool:
+    """Whether exc is the import of a generation module, which the participants' wheel leaves out."""
+    from .registry import GENERATION_MODULES
+
+    return exc.name in {"codascore." + name.removesuffix(".py").replace("/", ".") for name in GENERATION_MODULES}

@@ -57,6 +57,40 @@ def locate_submission(res_dir: Path, result_files: tuple[str, ...]) -> tuple[Pat
                           f"found {found}.{hint}")
 
 
+def check_submission_format(task, submission: Path) -> tuple[str, list[str]]:
+    """``codascore validate``: the submission (zip, extracted safely into a temporary folder, or folder) found
+    as scoring finds it, then task.validate_format on it with the task's default parameters: no reference
+    data. Returns (summary, warnings); SubmissionError lists the problems, an unreadable zip included.
+    docs/participants.md#checking-a-submission"""
+    import tempfile
+    import zipfile
+
+    from .errors import UnsafeArchiveError
+    from .zips import safe_extract
+
+    submission = Path(submission)
+    with tempfile.TemporaryDirectory(prefix="codascore-validate-") as scratch:
+        if submission.is_file():
+            if not zipfile.is_zipfile(submission):
+                raise SubmissionError(f"{submission.name}: not a zip file (submit a zip of the result files, or "
+                                      f"name the folder holding them)")
+            try:
+                safe_extract(submission, Path(scratch))
+            except (UnsafeArchiveError, zipfile.BadZipFile, OSError, RuntimeError, EOFError) as exc:
+                raise SubmissionError(f"{submission.name}: cannot be extracted ({exc})") from None
+            submission = Path(scratch)
+        code_hint = [f"a code submission is checked by running it: codascore run {task.name} SUBMISSION"]
+        try:
+            root, warnings = locate_submission(submission, tuple(task.result_files))
+        except SubmissionError as exc:
+            raise SubmissionError(exc.problems + code_hint * task.has_ingestion) from None
+        try:
+            return task.validate_format(root, task.load_config({})), warnings
+        except SubmissionError as exc:  # result files beside code (Ariel's *.npz, say): perhaps code after all
+            code = task.has_ingestion and (any(root.glob("*.py")) or (root / "run.sh").is_file())
+            raise SubmissionError(exc.problems + code_hint * code, total=exc.total + code) from None
+
+
 def find_entry(submission_dir: Path, entry_names: tuple[str, ...]) -> tuple[Path | None, list[str]]:
     """The code submission's entry file (the first of entry_names that exists) at the submission's root, or
     in its single wrapper folder (with a warning), and the warnings; (None, []) for a results submission,

@@ -96,6 +96,14 @@ class Task:
         """Read and validate the submission in res_dir (raise SubmissionError listing every problem)."""
         raise NotImplementedError
 
+    def validate_format(self, res_dir: Path, config: dict) -> str:
+        """``codascore validate TASK SUBMISSION``: check the submission in res_dir with no reference data (file
+        names, structure, types, finite values, shapes the format fixes) and return a one-line summary of
+        what was checked and what only scoring checks (counts and names the reference holds). Raise
+        SubmissionError listing every problem (file, field, index, value). docs/participants.md#checking-a-submission"""
+        raise UsageError(f"{self.name}: no reference-free check is written for this task; "
+                         f"codascore run checks a submission with the reference data")
+
     def score(self, reference: Any, submission: Any, config: dict) -> Result:
         """Compute the scores from validated inputs: a pure function. No file I/O, no change to reference,
         submission or config, no cache kept on them: everything the report needs is in the Result."""

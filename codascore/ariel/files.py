@@ -319,6 +319,29 @@ def load_posteriors(folder: Path, expected: list[str], min_samples: int = 1000, 
     return validate_posteriors(groups, expected, path.name, min_samples, max_samples, sum_tolerance)
 
 
+def check_posterior_format(folder: Path, min_samples: int = 1000, max_samples: int = 5000,
+                           sum_tolerance: float = 1e-5) -> str:
+    """The reference-free check (``codascore validate``): every planet group the file holds is validated as
+    scoring validates it, one group read at a time (so no more is held than scoring holds); which planets
+    must be there is known only to the reference. A one-line summary."""
+    path = find_posterior_file(folder)
+    names = sorted(read_posterior_file(path, set()))  # the group names alone: no dataset is read
+    if not names:
+        raise SubmissionError(f"{path.name}: holds no planet group (expected one group per test planet, e.g. "
+                              f"{planet_name(0)}, each with tracedata and weights)")
+    problems = Problems()
+    for name in names:
+        try:
+            groups = read_posterior_file(path, {name}, rows=(min_samples, max_samples))
+            validate_posteriors(groups, [name], path.name, min_samples, max_samples, sum_tolerance)
+        except SubmissionError as exc:
+            for problem in exc.problems:
+                problems.add(problem)
+    problems.raise_if_any()
+    return (f"{path.name}: {len(names)} planet groups, each with finite tracedata (M, {N_TARGETS}) and weights "
+            f">= 0 summing to 1; scoring checks that every test planet is there")
+
+
 # -------------------------------------------------------------------------------------------- writing
 def write_posteriors_hdf5(path: Path, names, traces, weights) -> None:
     """The official layout: group per planet with attribute ID = index, datasets tracedata, weights."""

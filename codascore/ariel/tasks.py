@@ -113,6 +113,10 @@ class ArielRetrieval(Task):
                                            int(config["max_samples"]), float(config["weight_sum_tolerance"]))
         return ArielSubmission(posteriors)
 
+    def validate_format(self, res_dir: Path, config: dict) -> str:
+        return files.check_posterior_format(Path(res_dir), int(config["min_samples"]), int(config["max_samples"]),
+                                            float(config["weight_sum_tolerance"]))
+
     # --------------------------------------------------------------------------------------- scoring
     def score(self, reference: ArielReference, submission: ArielSubmission, config: dict) -> Result:
         from .forward_model import make_forward_model

@@ -148,6 +148,35 @@ def read_models(res_dir: Path, expected: dict, feature_names: dict, max_length: 
     return models, invalid, warnings
 
 
+def check_models_format(res_dir: Path, max_length: int) -> str:
+    """The reference-free check (``codascore validate``): models.json's structure, keys of the form
+    ``<dataset>/<seed>``, each run once, and every model string through the whitelist grammar. Which runs
+    exist and which columns each dataset has are known only to the reference: names are not checked here.
+    A one-line summary."""
+    data = read_participant_json(Path(res_dir) / MODELS_FILE, hint=" (expected at the zip's root)")
+    problems = Problems()
+    seen = set()
+    for key, text in _entries(data, problems):
+        dataset, _, seed = str(key).rpartition("/")
+        if not dataset or not seed.lstrip("-").isdigit():
+            problems.add(f"{MODELS_FILE}: key {str(key)[:80]!r} is not '<dataset>/<seed>' (e.g. 'feynman_I_6_2/0')")
+        elif key in seen:
+            problems.add(f"{MODELS_FILE}: run {key!r} appears twice")
+        seen.add(key)
+        if not isinstance(text, str):
+            problems.add(f"{MODELS_FILE}: {key}: the model must be a string, found {json.dumps(text)[:40]}")
+            continue
+        try:
+            check_model(text, (), strict=False, max_length=max_length)
+        except ModelSyntaxError as exc:
+            problems.add(f"{MODELS_FILE}: {key}: {exc}")
+    if not seen and not problems:
+        problems.add(f"{MODELS_FILE}: holds no model")
+    problems.raise_if_any()
+    return (f"{MODELS_FILE}: {len(seen)} model strings in the accepted grammar; scoring checks the run names "
+            f"and each dataset's column names")
+
+
 def _entries(data, problems: Problems) -> list[tuple[str, object]]:
     if isinstance(data, dict):
         return list(data.items())

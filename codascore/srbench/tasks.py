@@ -94,6 +94,9 @@ class ModelsTask(Task):
     def load_submission(self, res_dir: Path, reference: dict, config: dict) -> dict:
         return files.read_submission(res_dir, reference, config)
 
+    def validate_format(self, res_dir: Path, config: dict) -> str:
+        return files.check_models_format(Path(res_dir), int(config["max_length"]))
+
     def score_models(self, reference: dict, submission: dict, config: dict, simplify: bool = True) -> list[dict]:
         """One record per (dataset, seed) of the reference, by dataset name then seed: the scored models,
         and the invalid ones (fail_run) and the runs without a model, both failed."""

@@ -92,6 +92,24 @@ def parse_pr(text: str) -> float:
     return value
 
 
+def check_result_text(text: str, task: str) -> None:
+    """What a result file's text can be checked for without its model (``codascore validate``): the task
+    word, a non-empty last solution, a PR value in full, and tokens that are numbers (MAR) or integers
+    (MPE, MMAP, MLC). The counts per variable need the model: scoring checks them."""
+    if task == "PR":
+        parse_pr(text)
+        return
+    tokens, line_of = split_result(text, task)
+    if not tokens:
+        raise AnswerError(f"the {task} solution is empty")
+    if task != "MAR":
+        _ints(tokens, line_of, f"{task} solution")
+        return
+    bad = next((k for k, t in enumerate(tokens) if not _is_float(t)), None)
+    if bad is not None:
+        raise AnswerError(f"line {line_of[bad]}: token {tokens[bad][:40]!r} in the MAR solution is not a number")
+
+
 def parse_mar(text: str, model: Model) -> list[np.ndarray]:
     """MAR marginals ``N card p_0..p_{card-1} ...`` for every variable (evidence variables included),
     each renormalised to sum 1 (:func:`mar_sums` gives the raw sums for the caller's warning)."""

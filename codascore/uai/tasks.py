@@ -191,6 +191,28 @@ class UAITask(Task):
                 answers[inst.id] = Answer(reason=f"{filename}: {exc}")
         return answers
 
+    def validate_format(self, res_dir: Path, config: dict) -> str:
+        """Every ``*.uai.<KIND>`` file at the root checked without its model; a malformed one is listed (scoring
+        would give that instance 0, not refuse the submission)."""
+        paths = sorted(p for p in Path(res_dir).glob(f"*.uai.{self.kind}") if p.is_file())
+        problems = Problems()
+        if not paths:
+            found = sorted(p.name for p in Path(res_dir).iterdir() if p.name != "metadata")[:10]
+            problems.add(f"no result file: expected one '<instance>.uai.{self.kind}' per instance at the zip root; "
+                         f"found {found or 'no files'}")
+        for path in paths:
+            try:
+                if path.stat().st_size > result_files.MAX_RESULT_BYTES:
+                    raise AnswerError(f"larger than {result_files.MAX_RESULT_BYTES} bytes")
+                result_files.check_result_text(path.read_text(encoding="utf-8"), self.kind)
+            except UnicodeDecodeError:
+                problems.add(f"{path.name}: not UTF-8 text (scoring gives this instance 0)")
+            except AnswerError as exc:
+                problems.add(f"{path.name}: {exc} (scoring gives this instance 0)")
+        problems.raise_if_any()
+        return (f"{len(paths)} {self.kind} result files, each with its task word and a well-formed solution; "
+                f"scoring checks the instance names and the values per variable against each model")
+
     def parse(self, text: str, inst: Instance, warnings: list[str]) -> Any:
         raise NotImplementedError
 

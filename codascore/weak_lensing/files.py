@@ -114,23 +114,38 @@ def read_json_object(path: Path) -> dict:
     return data
 
 
-def sized_list(data: dict, field: str, n: int, problems: Problems, what: str, unit: str):
-    """data[field] when it is a list of n entries (one per test map); else a problem is added, None."""
+def count(n: int | None) -> str:
+    """``"<n> "`` for a message, or nothing when the number is not known (the reference-free check)."""
+    return "" if n is None else f"{n} "
+
+
+def same_length(problems: Problems, **arrays: np.ndarray) -> None:
+    """Without the reference, the fields must at least agree with each other: one entry per test map."""
+    lengths = {field: len(array) for field, array in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        problems.add(f"{RESULT_FILE}: " + " but ".join(f"'{field}' has {length}" for field, length in lengths.items())
+                     + " entries; each field holds one per test map")
+
+
+def sized_list(data: dict, field: str, n: int | None, problems: Problems, what: str, unit: str):
+    """data[field] when it is a list of n entries (one per test map; any number when n is None, as the
+    reference-free check does not know it); else a problem is added, None."""
     value = data[field]
     if not isinstance(value, list):
         problems.add(f"{RESULT_FILE}: '{field}' must be a list of {what}, found {type(value).__name__}")
         return None
-    if len(value) != n:
+    if n is not None and len(value) != n:
         problems.add(f"{RESULT_FILE}: '{field}' has {len(value)} {unit}, expected {n} (one per test map)")
         return None
     return value
 
 
-def pairs_array(data: dict, field: str, n_rows: int, problems: Problems):
+def pairs_array(data: dict, field: str, n_rows: int | None, problems: Problems):
     """data[field] as an (n_rows, 2) float64 array; every structural problem is added to problems
     (file, field, index and value named). Returns None when the structure is unusable."""
     if field not in data:
-        problems.add(f"{RESULT_FILE}: missing key '{field}' (expected a list of {n_rows} [Omega_m, S_8] pairs)")
+        problems.add(f"{RESULT_FILE}: missing key '{field}' (expected a list of {count(n_rows)}[Omega_m, S_8] "
+                     f"pairs)")
         return None
     rows = sized_list(data, field, n_rows, problems, "[Omega_m, S_8] pairs", "rows")
     if rows is None:
@@ -168,8 +183,9 @@ def check_errorbars(errorbars: np.ndarray, problems: Problems) -> None:
         problems.add(f"{RESULT_FILE}: errorbars[{i}][{j}] ({PARAMETERS[j]}) = {shown(value)} {why}")
 
 
-def read_phase1_result(res_dir: Path, n_rows: int) -> tuple[np.ndarray, np.ndarray]:
-    """Read and validate Phase 1's result.json; return (means, errorbars) or raise SubmissionError."""
+def read_phase1_result(res_dir: Path, n_rows: int | None) -> tuple[np.ndarray, np.ndarray]:
+    """Read and validate Phase 1's result.json; return (means, errorbars) or raise SubmissionError.
+    n_rows None (no reference): any number of rows, the same in both fields."""
     data = read_json_object(Path(res_dir) / RESULT_FILE)
     problems = Problems()
     means = pairs_array(data, "means", n_rows, problems)
@@ -179,14 +195,16 @@ def read_phase1_result(res_dir: Path, n_rows: int) -> tuple[np.ndarray, np.ndarr
     if errorbars is not None:
         check_finite_pairs(errorbars, "errorbars", problems)
         check_errorbars(errorbars, problems)
+    if means is not None and errorbars is not None:
+        same_length(problems, means=means, errorbars=errorbars)
     problems.raise_if_any()
     return means, errorbars
 
 
-def number_vector(data: dict, field: str, n: int, problems: Problems):
+def number_vector(data: dict, field: str, n: int | None, problems: Problems):
     """data[field] as a float64 vector of length n; structural problems (list, length, non-numbers) and
     non-finite values are added to problems with file, field, index and value. None when unusable."""
-    values = sized_list(data, field, n, problems, f"{n} numbers", "values")
+    values = sized_list(data, field, n, problems, f"{count(n)}numbers", "values")
     if values is None:
         return None
     usable = True
@@ -207,7 +225,7 @@ def number_vector(data: dict, field: str, n: int, problems: Problems):
 RANKINGS = ("seed", "deployed")
 
 
-def read_phase2_result(res_dir: Path, n: int, ranking: str = "seed") -> tuple[np.ndarray | None, np.ndarray | None]:
+def read_phase2_result(res_dir: Path, n: int | None, ranking: str = "seed") -> tuple[np.ndarray | None, np.ndarray | None]:
     """Read and validate Phase 2's result.json; return (p_ind or None, ood_scores or None) or raise
     SubmissionError. ``seed`` needs p_ind; ``deployed`` needs ood_scores or p_ind (the official starting
     kits write ``{"ood_scores": [...]}`` alone). docs/weak_lensing.md#phase-2-resultjson"""
@@ -221,14 +239,16 @@ def read_phase2_result(res_dir: Path, n: int, ranking: str = "seed") -> tuple[np
                 problems.add(f"{RESULT_FILE}: p_ind[{i}] = {shown(p_ind[i])} is outside [0, 1]")
     elif ranking == "deployed":
         if "ood_scores" not in data:
-            problems.add(f"{RESULT_FILE}: missing key 'ood_scores', the list of {n} out-of-distribution scores "
-                         f"(higher = more likely OoD; or 'p_ind', the probabilities of being in-distribution)")
+            problems.add(f"{RESULT_FILE}: missing key 'ood_scores', the list of {count(n)}out-of-distribution "
+                         f"scores (higher = more likely OoD; or 'p_ind', the probabilities of being in-distribution)")
     else:
         hint = (" (the official format with only 'ood_scores' is not enough: this phase ranks by the "
                 "log-likelihood of probabilities)" if "ood_scores" in data else "")
-        problems.add(f"{RESULT_FILE}: missing key 'p_ind', the list of {n} probabilities that each map is "
+        problems.add(f"{RESULT_FILE}: missing key 'p_ind', the list of {count(n)}probabilities that each map is "
                      f"in-distribution{hint}")
     if "ood_scores" in data:
         ood_scores = number_vector(data, "ood_scores", n, problems)
+    if p_ind is not None and ood_scores is not None:
+        same_length(problems, p_ind=p_ind, ood_scores=ood_scores)
     problems.raise_if_any()
     return p_ind, ood_scores

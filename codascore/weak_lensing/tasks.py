@@ -62,6 +62,11 @@ class Phase1Task(Task):
         means, errorbars = files.read_phase1_result(res_dir, len(reference["truth"]))
         return {"means": means, "errorbars": errorbars}
 
+    def validate_format(self, res_dir: Path, config: dict) -> str:
+        means, _ = files.read_phase1_result(res_dir, None)
+        return (f"{RESULT_FILE}: {len(means)} [Omega_m, S_8] means and error bars, finite, error bars > 0; "
+                f"scoring checks that there is one per test map")
+
     def score(self, reference: dict, submission: dict, config: dict) -> Result:
         truth, means, errorbars = reference["truth"], submission["means"], submission["errorbars"]
         lam = float(config["lam"])
@@ -147,6 +152,14 @@ class Phase2Task(Task):
     def load_submission(self, res_dir: Path, reference: dict, config: dict) -> dict:
         p_ind, ood_scores = files.read_phase2_result(res_dir, len(reference["is_ood"]), config["ranking"])
         return {"p_ind": p_ind, "ood_scores": ood_scores}
+
+    def validate_format(self, res_dir: Path, config: dict) -> str:
+        # "deployed" accepts ood_scores alone; which ranking a competition uses is in its reference data.
+        p_ind, ood_scores = files.read_phase2_result(res_dir, None, "deployed")
+        fields = [f"{len(values)} {text}" for values, text in ((p_ind, "p_ind in [0, 1]"),
+                                                              (ood_scores, "finite ood_scores")) if values is not None]
+        caveat = "" if p_ind is not None else "; without p_ind, a phase ranked by log-likelihood refuses it"
+        return f"{RESULT_FILE}: {' and '.join(fields)}; scoring checks that there is one per test map{caveat}"
 
     def score(self, reference: dict, submission: dict, config: dict) -> Result:
         is_ood, p_ind = reference["is_ood"], submission["p_ind"]
