@@ -57,8 +57,14 @@ demo: data
 ## The runner's sandbox tests need bubblewrap (apt-get install bubblewrap): without it they are listed as
 ## skipped (-rs), and fail under CI=true.
 JOBS ?= 2
+## The fuzz tests record their counts in build/fuzz (pytest-xdist hides a worker's output); printed after.
+FUZZ_REPORT := build/fuzz
 test: data
-	$(BIN)/python -m pytest -q -rs -n $(JOBS) --dist loadfile -m "not taurex"
+	rm -rf $(FUZZ_REPORT)
+	CODASCORE_FUZZ_REPORT=$(FUZZ_REPORT) $(BIN)/python -m pytest -q -rs -n $(JOBS) --dist loadfile -m "not taurex"
+	@$(BIN)/python -c "import json, pathlib, sys; [print('fuzz {family}: {runs} runs, outcomes {outcomes}, \
+	{violations} contract violations, peak memory {peak_memory_mib} MiB'.format(**json.loads(p.read_text()))) \
+	for p in sorted(pathlib.Path(sys.argv[1]).glob('*.json'))]" $(FUZZ_REPORT)
 
 ## test-taurex: the optional Ariel forward model through TauREx, in an environment of its own
 TAUREX_VENV  := .venv-taurex
