@@ -139,7 +139,9 @@ def bubblewrap_works() -> bool:
 def runtime_folders(python: str) -> tuple[str, ...]:
     """The folders the interpreter needs (its environment and its base installation), and the interpreter
     itself when it lies elsewhere (a wrapper script): each is bound read-only at its own path."""
-    if os.path.realpath(python) == os.path.realpath(sys.executable):
+    # Compared unresolved: two virtual environments of one base Python resolve to the same binary, yet
+    # each has its own prefix (its site-packages).
+    if os.path.abspath(python) == os.path.abspath(sys.executable):
         prefixes = [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix]
     else:
         script = "import json, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix, " \

@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import stat
+import subprocess
 import sys
 import zipfile
 from pathlib import Path
@@ -217,3 +218,23 @@ def test_child_results_are_plain_data_only(tmp_path, monkeypatch):
     result = sandbox.call_with_time_limit(_return_arrays, timeout=30)
     np.testing.assert_array_equal(result["traces"][0], np.arange(6.0).reshape(2, 3))
     assert result["weights"].dtype == np.float32 and result["n"] == 3
+
+
+def test_the_sandbox_shows_the_given_interpreters_own_environment(tmp_path):
+    """A second virtual environment of this same base Python (as .venv-image is of .venv's) resolves to
+    the same binary, but the step must see its own site-packages, not this environment's."""
+    import venv
+
+    other = tmp_path / "other-venv"
+    venv.EnvBuilder(with_pip=False, symlinks=True).create(other)
+    python = str(other / "bin" / "python")
+    site = Path(subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    (site / "only_in_other_venv.py").write_text("WHERE = 'other'\n")
+    assert str(other) in containers.runtime_folders(python)
+    container = bubblewrap_sandbox()
+    probe = ["python3", "-c", "import only_in_other_venv, sys; print(only_in_other_venv.WHERE, sys.prefix)"]
+    found = subprocess.run(containers.bwrap_argv(probe, [], python, network=False), capture_output=True,
+                           text=True)
+    assert container.kind == "bwrap"
+    assert found.returncode == 0 and found.stdout.split() == ["other", str(other)], found.stderr
