@@ -133,8 +133,8 @@ def _refused_paths(data: Any) -> list[str]:
     while stack:
         path, value = stack.pop()
         if isinstance(value, _RefusedNumber):
-            shown = value.literal if len(value.literal) <= 40 else value.literal[:30] + "..."
-            found.append(f"{path or 'the value'} = {shown} {value.reason}")
+            literal = value.literal if len(value.literal) <= 40 else value.literal[:30] + "..."
+            found.append(f"{path or 'the value'} = {literal} {value.reason}")
         elif isinstance(value, dict):
             stack += [(f"{path}[{json.dumps(k)[:40]}]" if path or not k.isprintable() else k[:40], v)
                       for k, v in reversed(value.items())]
