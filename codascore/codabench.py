@@ -276,8 +276,13 @@ def _write_page(output_dir: Path, task: Task, scores: dict, warnings: list[str],
         log("WARNING: the report section failed; scores are unaffected:\n" + traceback.format_exc())
         sections = [Section("Report", "<p>The figures could not be drawn; see the scoring log.</p>")]
     try:
+        guide = task.score_guide(config)
+    except Exception:
+        log("WARNING: the page's score guide failed; scores are unaffected:\n" + traceback.format_exc())
+        guide = []
+    try:
         write_atomic(output_dir / "detailed_results.html",
-                     render_page(task.title or task.name, task.name, scores, warnings, sections))
+                     render_page(task.title or task.name, task.name, scores, warnings, sections, guide=guide))
     except Exception:
         log("WARNING: could not write detailed_results.html:\n" + traceback.format_exc())
 

@@ -107,11 +107,26 @@ td:first-child,th:first-child{text-align:left} .note{color:#556;font-size:.9em}
 .error{background:#fde8e8;border-left:4px solid #c62828;padding:.4em .8em}
 img{max-width:100%;height:auto} code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.9em}
 pre{white-space:pre-wrap;word-break:break-all}
+td{overflow-wrap:anywhere} table{max-width:100%}
+.guide{margin:.8em 0} .guide summary{font-weight:600;cursor:pointer} .guide td{text-align:left}
+@media (max-width:800px){body{margin:.6em} table{font-size:.85em} th,td{padding:.2em .35em}}
 """
 
 
+def reading_guide(guide: Sequence) -> str:
+    """The "how to read this page" block: for each score, its formula, which direction is better and its
+    range (each item has key, formula, better, range: codascore.task.ScoreGuide)."""
+    if not guide:
+        return ""
+    rows = "".join(f"<tr><td><code>{escape(g.key)}</code></td><td>{escape(g.formula)}</td>"
+                   f"<td>{escape(g.better)} is better</td><td>{escape(g.range)}</td></tr>" for g in guide)
+    return ("<details class='guide' open><summary>How to read this page</summary><table>"
+            "<tr><th>score</th><th>what it is</th><th>direction</th><th>range</th></tr>"
+            + rows + "</table></details>")
+
+
 def render_page(title: str, task_name: str, scores: dict, warnings: Sequence[str], sections: Sequence,
-                problems: Sequence[str] | None = None) -> str:
+                problems: Sequence[str] | None = None, guide: Sequence = ()) -> str:
     """The whole self-contained detailed_results.html: scores, warnings or problems, then sections.
 
     Every string from outside (titles, warnings, problems) is escaped here; section bodies are built by
@@ -129,6 +144,7 @@ def render_page(title: str, task_name: str, scores: dict, warnings: Sequence[str
     if scores:
         parts.append("<h2>Scores</h2>")
         parts.append(table(((k, v) for k, v in scores.items()), ("key", "value")))
+        parts.append(reading_guide(guide))
     if warnings:
         parts.append("<div class='warn'><p><b>Warnings</b></p><ul>"
                      + "".join(f"<li>{escape(w)}</li>" for w in warnings) + "</ul></div>")

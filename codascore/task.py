@@ -29,6 +29,22 @@ class Section:
     html: str
 
 
+@dataclasses.dataclass(frozen=True)
+class ScoreGuide:
+    """One line of a page's "how to read this page" block (docs/codabench.md#reports).
+
+    key:     the scores.json key (or a column of a per-instance table) it explains.
+    formula: how it is computed, in a line (symbols allowed: Σ, ², ≤).
+    better:  "higher" or "lower".
+    range:   the values it can take, e.g. "0 to 100" or "−∞ to 1".
+    """
+
+    key: str
+    formula: str
+    better: str
+    range: str
+
+
 @dataclasses.dataclass
 class Result:
     """What a task's score() returns.
@@ -108,6 +124,11 @@ class Task:
         """Compute the scores from validated inputs: a pure function. No file I/O, no change to reference,
         submission or config, no cache kept on them: everything the report needs is in the Result."""
         raise NotImplementedError
+
+    def score_guide(self, config: dict) -> list[ScoreGuide]:
+        """The "how to read this page" block of detailed_results.html: one ScoreGuide per key of
+        score_keys (tests/test_report_guide.py holds every task to it), in score_keys' order."""
+        return []
 
     def report(self, result: Result, reference: Any, submission: Any, config: dict) -> list[Section]:
         """Sections of detailed_results.html after the score table (figures, tables). No file I/O."""
