@@ -275,6 +275,18 @@ PROGRESS_LINE = re.compile(r"^progress: (?P<what>.*?) (?P<done>\d+)/(?P<total>\d
 QUIET_SECONDS = 2.0
 PLAIN_LINE_SECONDS = 5.0
 POLL_SECONDS = 0.2
+#: Bounds on what is read of a log a participant's code may flood: the newest bytes only when it grew more
+#: between two polls, a line cut at this length, and a number of warnings echoed.
+MAX_READ_BYTES = 1 << 20
+MAX_LINE_CHARS = 500
+MAX_SHOWN_WARNINGS = 50
+
+
+def printable(line: str) -> str:
+    """A log line as the terminal may show it: control characters (a participant's escape sequences
+    could rewrite the terminal) become '?', and the line is cut at MAX_LINE_CHARS."""
+    text = "".join(c if c.isprintable() else "?" for c in line[:MAX_LINE_CHARS])
+    return text + (" ..." if len(line) > MAX_LINE_CHARS else "")
 
 
 class StepView:
@@ -305,22 +317,32 @@ class StepView:
         for path in self.logs:
             try:
                 with open(path, "rb") as handle:
+                    size = handle.seek(0, os.SEEK_END)
+                    if size - self.offsets[path] > MAX_READ_BYTES:  # skip a flood: only the newest counts
+                        self.offsets[path], self.partial[path] = size - MAX_READ_BYTES, b""
                     handle.seek(self.offsets[path])
-                    chunk = handle.read()
+                    chunk = handle.read(MAX_READ_BYTES)
             except OSError:
                 continue
             self.offsets[path] += len(chunk)
-            *complete, self.partial[path] = (self.partial[path] + chunk).split(b"\n")
+            *complete, rest = (self.partial[path] + chunk).split(b"\n")
+            self.partial[path] = rest[:4 * MAX_LINE_CHARS]
             lines += [line.decode(errors="replace").rstrip("\r") for line in complete]
         return lines
 
     def take(self, line: str) -> None:
         """Note a log line: a progress line becomes the latest count, a new WARNING line is echoed."""
-        if (match := PROGRESS_LINE.match(line.rsplit("\r", 1)[-1])) is not None:
+        line = printable(line.rsplit("\r", 1)[-1])
+        if (match := PROGRESS_LINE.match(line)) is not None:
             self.latest = match
         elif line.startswith("WARNING") and line not in self.warnings:
+            if len(self.warnings) < MAX_SHOWN_WARNINGS:
+                self.write_line(line)
+            elif len(self.warnings) == MAX_SHOWN_WARNINGS:
+                self.write_line(f"(more than {MAX_SHOWN_WARNINGS} warnings: the rest are in the logs)")
+            else:
+                return
             self.warnings.append(line)
-            self.write_line(line)
 
     # ----- the terminal
     def status(self, finished: bool = False) -> str:
@@ -369,7 +391,10 @@ class StepView:
 
     def finish(self) -> None:
         """After the step: the lines still unread, and the final status when a counter was shown."""
-        for line in self.read_new_lines() + [part.decode(errors="replace") for part in self.partial.values() if part]:
+        lines = self.read_new_lines()
+        lines += [part.decode(errors="replace") for part in self.partial.values() if part]  # no final newline
+        self.partial = {path: b"" for path in self.logs}
+        for line in lines:
             self.take(line)
         if self.shown_at is not None:
             self.write_line(self.status(finished=True))
