@@ -308,6 +308,7 @@ class StepView:
         self.started = clock()
         self.shown_at: float | None = None
         self.drawn = False  # a TTY line is on screen, without its newline
+        self.drawn_status = ""
         self.polled_at: float | None = None
 
     # ----- reading the logs
@@ -369,9 +370,11 @@ class StepView:
         if self.quiet or (now - self.started < QUIET_SECONDS):
             return
         if self.tty:
-            self.stream.write("\r\x1b[K" + self.status())
-            self.stream.flush()
-            self.drawn = True
+            status = self.status()
+            if not self.drawn or status != self.drawn_status:  # redraw what changed only
+                self.stream.write("\r\x1b[K" + status)
+                self.stream.flush()
+            self.drawn, self.drawn_status = True, status
         elif self.shown_at is not None and now - self.shown_at < PLAIN_LINE_SECONDS:
             return
         else:

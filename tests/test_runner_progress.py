@@ -109,6 +109,9 @@ def test_on_a_terminal_the_view_redraws_one_line_and_clears_it_for_a_warning(tmp
     clock.now = 3.0
     view.poll()
     assert stream.getvalue() == "\r\x1b[K[prediction] running, 3 s"
+    clock.now = 3.3
+    view.poll()
+    assert stream.getvalue() == "\r\x1b[K[prediction] running, 3 s"  # nothing changed, nothing redrawn
     log.write_text("WARNING: the solver failed on 1 of 7 instances\n")
     clock.now = 3.5
     view.poll()
