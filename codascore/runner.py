@@ -309,6 +309,7 @@ class StepView:
         self.shown_at: float | None = None
         self.drawn = False  # a TTY line is on screen, without its newline
         self.drawn_status = ""
+        self.flooded = False  # more than MAX_SHOWN_WARNINGS warnings came
         self.polled_at: float | None = None
 
     # ----- reading the logs
@@ -338,12 +339,11 @@ class StepView:
             self.latest = match
         elif line.startswith("WARNING") and line not in self.warnings:
             if len(self.warnings) < MAX_SHOWN_WARNINGS:
+                self.warnings.append(line)
                 self.write_line(line)
-            elif len(self.warnings) == MAX_SHOWN_WARNINGS:
+            elif not self.flooded:
+                self.flooded = True
                 self.write_line(f"(more than {MAX_SHOWN_WARNINGS} warnings: the rest are in the logs)")
-            else:
-                return
-            self.warnings.append(line)
 
     # ----- the terminal
     def status(self, finished: bool = False) -> str:

@@ -140,6 +140,7 @@ def test_a_participants_log_cannot_drive_the_terminal_or_flood_it(tmp_path, monk
     view.finish()
     assert stream.getvalue().splitlines() == ["WARNING: ?]0;owned? title", "WARNING: number 0", "WARNING: number 1",
                                               "(more than 3 warnings: the rest are in the logs)"]
+    assert len(view.warnings) == 3
     assert runner.printable("WARNING: " + "x" * 5000).endswith("x ...")
 
 
