@@ -26,6 +26,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 from .errors import RunnerError
 
@@ -217,11 +218,12 @@ def _with_interpreter(command: list[str], python: str) -> list[str]:
     return list(command)
 
 
-def wait_all(container: Container, running: dict[str, subprocess.Popen], timeout: float
-             ) -> tuple[dict[str, int | None], dict[str, float], bool]:
+def wait_all(container: Container, running: dict[str, subprocess.Popen], timeout: float,
+             on_poll: Callable[[], None] | None = None) -> tuple[dict[str, int | None], dict[str, float], bool]:
     """Wait for a step's programs, started at the same time, under one time limit for the step (the
     worker's alarm). Returns each program's exit code (None when it was stopped), its elapsed seconds (the
-    limit when stopped, as the worker counts), and whether the limit was exceeded."""
+    limit when stopped, as the worker counts), and whether the limit was exceeded. on_poll is called
+    between two looks at the programs (the runner follows their logs then)."""
     started = time.perf_counter()
     deadline = started + timeout
     codes: dict[str, int | None] = {}
@@ -238,5 +240,7 @@ def wait_all(container: Container, running: dict[str, subprocess.Popen], timeout
                     container.stop(proc, name)
                     codes[name], elapsed[name] = None, timeout
             return codes, elapsed, True
+        if on_poll is not None:
+            on_poll()
         time.sleep(0.02)
     return codes, elapsed, False

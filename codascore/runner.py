@@ -65,6 +65,7 @@ class RunResult:
     violations: list[str]
     elapsed: float
     error: str = ""
+    warnings: list[str] = dataclasses.field(default_factory=list)  # the steps' WARNING lines, once each
 
     @property
     def scored(self) -> bool:
@@ -268,11 +269,148 @@ class _Program:
     log_prefix: Path
 
 
-def run_step(container: containers.Container, programs: list[_Program], timeout: float, label: str
-             ) -> tuple[dict[str, int | None], dict[str, float], str]:
-    """Start a step's programs at the same time, as the worker does, and wait for them under one time limit.
-    Returns each program's exit code (None when stopped at the limit) and elapsed seconds, and stderr."""
+#: A progress line of a step's log (docs/codabench.md#progress-lines): what, done, total, and the rest.
+PROGRESS_LINE = re.compile(r"^progress: (?P<what>.*?) (?P<done>\d+)/(?P<total>\d+)(?P<rest>.*)$")
+#: Seconds a step runs before the terminal shows a counter, and between two plain lines off a terminal.
+QUIET_SECONDS = 2.0
+PLAIN_LINE_SECONDS = 5.0
+POLL_SECONDS = 0.2
+#: Bounds on what is read of a log a participant's code may flood: the newest bytes only when it grew more
+#: between two polls, a line cut at this length, and a number of warnings echoed.
+MAX_READ_BYTES = 1 << 20
+MAX_LINE_CHARS = 500
+MAX_SHOWN_WARNINGS = 50
+
+
+def printable(line: str) -> str:
+    """A log line as the terminal may show it: control characters (a participant's escape sequences
+    could rewrite the terminal) become '?', and the line is cut at MAX_LINE_CHARS."""
+    text = "".join(c if c.isprintable() else "?" for c in line[:MAX_LINE_CHARS])
+    return text + (" ..." if len(line) > MAX_LINE_CHARS else "")
+
+
+class StepView:
+    """What the terminal shows of a running step (docs/codabench.md#what-the-terminal-shows): it follows the
+    step's stderr logs, echoes each new WARNING line once, and shows the latest progress line as a bar, or
+    the seconds elapsed when the step has run QUIET_SECONDS without one. On a terminal one line is redrawn in
+    place; elsewhere a plain line is written at most every PLAIN_LINE_SECONDS, and the last one at the end.
+    shown_warnings is shared by the steps of a run, so that a warning both steps log is echoed once."""
+
+    def __init__(self, label: str, logs: list[Path], stream=None, quiet: bool = False,
+                 shown_warnings: list[str] | None = None, clock=time.monotonic):
+        self.label, self.logs, self.quiet, self.clock = label, logs, quiet, clock
+        self.stream = stream if stream is not None else sys.stderr
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.warnings = shown_warnings if shown_warnings is not None else []
+        self.offsets = {path: 0 for path in logs}
+        self.partial = {path: b"" for path in logs}
+        self.latest: re.Match | None = None
+        self.started = clock()
+        self.shown_at: float | None = None
+        self.drawn = False  # a TTY line is on screen, without its newline
+        self.drawn_status = ""
+        self.flooded = False  # more than MAX_SHOWN_WARNINGS warnings came
+        self.polled_at: float | None = None
+
+    # ----- reading the logs
+    def read_new_lines(self) -> list[str]:
+        """The complete lines added to the logs since the last call."""
+        lines = []
+        for path in self.logs:
+            try:
+                with open(path, "rb") as handle:
+                    size = handle.seek(0, os.SEEK_END)
+                    if size - self.offsets[path] > MAX_READ_BYTES:  # skip a flood: only the newest counts
+                        self.offsets[path], self.partial[path] = size - MAX_READ_BYTES, b""
+                    handle.seek(self.offsets[path])
+                    chunk = handle.read(MAX_READ_BYTES)
+            except OSError:
+                continue
+            self.offsets[path] += len(chunk)
+            *complete, rest = (self.partial[path] + chunk).split(b"\n")
+            self.partial[path] = rest[:4 * MAX_LINE_CHARS]
+            lines += [line.decode(errors="replace").rstrip("\r") for line in complete]
+        return lines
+
+    def take(self, line: str) -> None:
+        """Note a log line: a progress line becomes the latest count, a new WARNING line is echoed."""
+        line = printable(line.rsplit("\r", 1)[-1])
+        if (match := PROGRESS_LINE.match(line)) is not None:
+            self.latest = match
+        elif line.startswith("WARNING") and line not in self.warnings:
+            if len(self.warnings) < MAX_SHOWN_WARNINGS:
+                self.warnings.append(line)
+                self.write_line(line)
+            elif not self.flooded:
+                self.flooded = True
+                self.write_line(f"(more than {MAX_SHOWN_WARNINGS} warnings: the rest are in the logs)")
+
+    # ----- the terminal
+    def status(self, finished: bool = False) -> str:
+        seconds = self.clock() - self.started
+        time_taken = f"finished in {seconds:.1f} s" if finished else f"{seconds:.0f} s"
+        if self.latest is None:
+            return f"[{self.label}] {time_taken if finished else 'running, ' + time_taken}"
+        done, total = int(self.latest["done"]), int(self.latest["total"])
+        filled = min(20, round(20 * done / total)) if total else 20
+        return (f"[{self.label}] {self.latest['what']} [{'#' * filled}{'.' * (20 - filled)}] "
+                f"{done}/{total}{self.latest['rest']}, {time_taken}")
+
+    def write_line(self, text: str) -> None:
+        if self.quiet:
+            return
+        if self.drawn:
+            self.stream.write("\r\x1b[K")  # clear the redrawn line before a line that stays
+            self.drawn = False
+        self.stream.write(text + "\n")
+        self.stream.flush()
+
+    def show_status(self) -> None:
+        now = self.clock()
+        if self.quiet or (now - self.started < QUIET_SECONDS):
+            return
+        if self.tty:
+            status = self.status()
+            if not self.drawn or status != self.drawn_status:  # redraw what changed only
+                self.stream.write("\r\x1b[K" + status)
+                self.stream.flush()
+            self.drawn, self.drawn_status = True, status
+        elif self.shown_at is not None and now - self.shown_at < PLAIN_LINE_SECONDS:
+            return
+        else:
+            self.write_line(self.status())
+        self.shown_at = now
+
+    def poll(self) -> None:
+        """Read what the step logged since the last poll and update the terminal (a few times a second:
+        wait_all looks at the programs far more often)."""
+        now = self.clock()
+        if self.polled_at is not None and now - self.polled_at < POLL_SECONDS:
+            return
+        self.polled_at = now
+        for line in self.read_new_lines():
+            self.take(line)
+        self.show_status()
+
+    def finish(self) -> None:
+        """After the step: the lines still unread, and the final status when a counter was shown."""
+        lines = self.read_new_lines()
+        lines += [part.decode(errors="replace") for part in self.partial.values() if part]  # no final newline
+        self.partial = {path: b"" for path in self.logs}
+        for line in lines:
+            self.take(line)
+        if self.shown_at is not None:
+            self.write_line(self.status(finished=True))
+        self.drawn = False
+
+
+def run_step(container: containers.Container, programs: list[_Program], timeout: float, label: str,
+             view: StepView | None = None) -> tuple[dict[str, int | None], dict[str, float], str]:
+    """Start a step's programs at the same time, as the worker does, and wait for them under one time limit,
+    showing their progress and warnings through view. Returns each program's exit code (None when stopped
+    at the limit) and elapsed seconds, and stderr."""
     running, files = {}, []
+    view = view or StepView(label, [], quiet=True)
     try:
         for program in programs:
             out = open(f"{program.log_prefix}_stdout.txt", "wb")
@@ -280,7 +418,7 @@ def run_step(container: containers.Container, programs: list[_Program], timeout:
             files += [out, err]
             running[program.name] = container.start(shlex.split(program.command), program.mounts,
                                                     f"codascore-{os.getpid()}-{label}-{program.name}", out, err)
-        codes, elapsed, exceeded = containers.wait_all(container, running, timeout)
+        codes, elapsed, exceeded = containers.wait_all(container, running, timeout, on_poll=view.poll)
     except BaseException:
         for name, proc in running.items():
             container.stop(proc, name)
@@ -288,10 +426,17 @@ def run_step(container: containers.Container, programs: list[_Program], timeout:
     finally:
         for file in files:
             file.close()
+        view.finish()
     stderr = "".join(Path(f"{p.log_prefix}_stderr.txt").read_text(errors="replace") for p in programs)
     if exceeded:
         stderr += f"\nExecution Time Limit exceeded. Limit was {timeout:g} seconds\n"
     return codes, elapsed, stderr
+
+
+def step_view(label: str, programs: list[_Program], quiet: bool, shown_warnings: list[str]) -> StepView:
+    """The StepView of a step following its programs' stderr logs."""
+    return StepView(label, [Path(f"{p.log_prefix}_stderr.txt") for p in programs], quiet=quiet,
+                    shown_warnings=shown_warnings)
 
 
 def worker_metadata(codes: dict[str, int | None], elapsed: dict[str, float]) -> str:
@@ -324,13 +469,14 @@ def run(task_name: str, submission: Path, out_dir: Path | None = None, root: Pat
     logs = run_dir / "logs"
     logs.mkdir()
     say = (lambda message: None) if quiet else (lambda message: print(message, file=sys.stderr, flush=True))
+    shown_warnings: list[str] = []
     if not container.isolated:
         print(containers.UNISOLATED_WARNING, file=sys.stderr, flush=True)
     started = time.perf_counter()
 
     def failed(reason: str, error: str = "") -> RunResult:
         return RunResult(task_name, Path(submission).name, run_dir, None, {}, [reason],
-                         time.perf_counter() - started, error=error or reason)
+                         time.perf_counter() - started, error=error or reason, warnings=shown_warnings)
 
     # ---- prediction step: /app/program, /app/output, /app/data (read-only), /app/input_data when the task
     # has input data, /app/ingested_program for the ingestion program; no /app/shared.
@@ -365,7 +511,8 @@ def run(task_name: str, submission: Path, out_dir: Path | None = None, root: Pat
                                  [containers.Mount(step / "program", "/app/program"),
                                   containers.Mount(submission_dir, "/app/ingested_program"), *common],
                                  logs / "ingestion"))
-    codes, elapsed, stderr = run_step(container, programs, limit, "prediction")
+    codes, elapsed, stderr = run_step(container, programs, limit, "prediction",
+                                      step_view("prediction", programs, quiet, shown_warnings))
     if any(code is None for name, code in codes.items()):
         return failed(f"prediction step exceeded the time limit of {limit:g} s", stderr)
     if (output / "metadata").exists():
@@ -386,12 +533,13 @@ def run(task_name: str, submission: Path, out_dir: Path | None = None, root: Pat
     mounts = [containers.Mount(step / "program", "/app/program"), containers.Mount(step / "input", "/app/input"),
               containers.Mount(step / "output", "/app/output"), containers.Mount(step / "shared", "/app/shared"),
               containers.Mount(step / "data", "/app/data", read_only=True)]
-    codes, _, stderr = run_step(container, [_Program("program", command, mounts, logs / "scoring")], limit,
-                                "scoring")
+    scoring = [_Program("program", command, mounts, logs / "scoring")]
+    codes, _, stderr = run_step(container, scoring, limit, "scoring",
+                                step_view("scoring", scoring, quiet, shown_warnings))
     code = codes["program"]
     scores, violations = check_outputs(step / "output", code, layout)
     return RunResult(task_name, Path(submission).name, run_dir, code, scores, violations,
-                     time.perf_counter() - started, error=stderr if code != 0 else "")
+                     time.perf_counter() - started, error=stderr if code != 0 else "", warnings=shown_warnings)
 
 
 def check_outputs(output: Path, exit_code: int | None, layout: TaskLayout) -> tuple[dict, list[str]]:
@@ -459,6 +607,9 @@ def format_run(result: RunResult) -> str:
                 else f"{status} in {where}")]
     lines += [f"  {key:<24} {value:.6g}" for key, value in result.scores.items()]
     lines += [] if stopped else [f"  contract violation: {v}" for v in result.violations]
+    if result.warnings:
+        count = f"{len(result.warnings)} warning" + ("s" if len(result.warnings) > 1 else "")
+        lines.append(f"  {count} (printed above; the scoring step's are also in details.json and on the page)")
     if result.error and not result.scored and result.error.strip() not in result.violations:
         errors = [line for line in result.error.splitlines() if line.startswith("ERROR")]
         lines += ["  " + line for line in (errors or result.error.splitlines()[-15:])[:25]]

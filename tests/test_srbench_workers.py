@@ -8,7 +8,8 @@ import time
 
 import pytest
 
-from codascore.srbench.workers import Progress, run_jobs
+from codascore.srbench.workers import run_jobs
+from codascore.task import Progress
 
 
 def _job(kind: str, value: int):
@@ -34,7 +35,7 @@ def test_results_errors_timeouts_and_deaths_each_stay_with_their_job():
     assert "bad value 2" in outcomes[1].message
     assert "time limit of 2 s" in outcomes[2].message
     assert "died" in outcomes[3].message
-    assert stream.getvalue().strip().endswith("test: 6/6 done (3 failed)")
+    assert stream.getvalue().strip().endswith("progress: test 6/6 (3 failed)")
 
 
 def test_time_limit_must_be_positive():

@@ -75,6 +75,28 @@ def test_malformed_sample_scores_zero_with_reasons(project_data, name):
     assert all(r["status"] in ("missing", "invalid") and r["reason"] for r in result.instances)
 
 
+def test_a_submission_answering_2_of_7_instances_is_scored_with_a_warning(project_data, tmp_path):
+    task = TASKS["uai.mar"]
+    exact = project_data / "sample_submissions" / "uai.mar" / "exact"
+    assert not [w for w in score_folder(task, project_data, exact).warnings if "answered" in w]
+    answers = sorted(exact.glob("*.uai.MAR"))
+    partial = tmp_path / "partial"
+    partial.mkdir()
+    for path in answers[:2]:
+        shutil.copy(path, partial / path.name)
+    result = score_folder(task, project_data, partial)
+    assert len(answers) == 7 and result.scores["score"] == pytest.approx(200 / 7)
+    unanswered = ", ".join(r["id"] for r in result.instances if r["status"] == "missing")
+    assert result.warnings == [f"answered 2 of 7 instances; the 5 other(s) score 0: ids {unanswered}"]
+
+
+def test_unreadable_answers_are_named_in_a_warning(project_data, tmp_path):
+    result = score_folder(TASKS["uai.mpe"], project_data, project_data / "sample_submissions" / "uai.mpe" / "malformed")
+    unreadable = [r["id"] for r in result.instances if r["status"] == "invalid"]
+    assert unreadable and any(w.startswith(f"{len(unreadable)} answer(s) could not be read and score 0")
+                              and unreadable[0] in w for w in result.warnings)
+
+
 def test_each_invalid_answer_class_has_its_reason(project_data, tmp_path):
     task = TASKS["uai.mpe"]
     ref = project_data / "reference_data" / "uai.mpe"
@@ -251,6 +273,22 @@ def test_ingestion_runs_run_sh_per_instance_and_reports_a_failing_solver(project
     results_only.mkdir()
     task.ingest(input_dir, tmp_path / "out3", results_only, config)  # a results submission: nothing to run
     assert not (tmp_path / "out3").exists()
+
+
+def test_ingestion_warns_about_the_instances_its_solver_failed_on(project_data, tmp_path, capsys):
+    task = TASKS["uai.pr"]
+    input_dir = project_data / "input_data" / "uai.pr"
+    code = tmp_path / "code"
+    code.mkdir()
+    # answers log10 Z = 0, except on bn_1, where it fails
+    (code / "run.sh").write_text('while [ $# -gt 0 ]; do [ "$1" = --result ] && out=$2; shift; done\n'
+                                 'case "$out" in *bn_1.uai.PR) exit 3;; esac\n'
+                                 'printf "PR\\n-BEGIN-\\n0.0\\n" > "$out"\n')
+    task.ingest(input_dir, tmp_path / "out", code, task.load_config({"time_limit": 10.0}))
+    n = len(list((input_dir / "models").glob("*.uai")))
+    err = capsys.readouterr().err
+    assert f"WARNING: the solver failed on 1 of {n} instances (bn_1)" in err
+    assert f"progress: instances solved {n}/{n}" in err
 
 
 def test_mlc_instance_score_is_the_mean_line_score():

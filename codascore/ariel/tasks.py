@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ReferenceDataError
-from ..task import Result, Section, Task
+from ..task import Result, Section, Task, progress
 from . import files
 from .metrics import TARGETS, final_score, posterior_exact_target_scores, posterior_target_scores_batch, spectral_score
 from .spectral_summaries import median_and_bound, posterior_quartiles
@@ -130,7 +130,7 @@ class ArielRetrieval(Task):
         spectral, quartiles = {}, {}
         if reference.spectral_index:
             forward_model = make_forward_model(config)
-            for row, p in enumerate(reference.spectral_index):
+            for row, p in enumerate(progress(reference.spectral_index, "planet spectra computed")):
                 u_sub, u_gt = rng.random_sample(), rng.random_sample()
                 aux = reference.planets.iloc[p]
                 star_radius, planet_mass = float(aux["star_radius_m"]), float(aux["planet_mass_kg"])

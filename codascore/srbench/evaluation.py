@@ -106,7 +106,7 @@ def evaluate_model(text: str, spec: DatasetSpec, runs: Sequence[RunData], simpli
 
 
 def score_runs(models: dict, specs: dict, data: dict, simplify_time_limit: float | None, model_time_limit: float,
-               workers: int | None = None, progress_label: str | None = "srbench: models scored",
+               workers: int | None = None, progress_label: str | None = "models scored",
                strict: bool = True, simplify: bool = True, predictions: dict | None = None) -> list[dict]:
     """Score every submitted model; one record per (dataset, seed) in ``models``.
 
@@ -136,7 +136,7 @@ def _warm_up() -> None:
 
 def score_methods(methods: dict, specs: dict, data: dict, simplify_time_limit: float | None,
                   model_time_limit: float, workers: int | None = None,
-                  progress_label: str | None = "srbench: models scored", strict: bool = True,
+                  progress_label: str | None = "models scored", strict: bool = True,
                   simplify: bool = True) -> dict:
     """score_runs for several methods at once ({method: models} -> {method: records}), sharing one pool
     of workers so that the slow exact-formula models of every method are spread over all cores."""

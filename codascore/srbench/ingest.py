@@ -280,7 +280,7 @@ def ingest_models(input_dir: Path, output_dir: Path, submission_dir: Path, confi
     limit = settings["fit_time_limit"]
     outcomes = run_jobs(fit_one, jobs, time_limit=limit + min(KILL_GRACE, limit),
                         n_workers=int(config.get("workers") or 0) or None,
-                        progress=Progress("srbench ingestion: fits", len(jobs)),
+                        progress=Progress("runs fitted", len(jobs)),
                         memory_limit=int(config["fit_memory_limit"]) * 1024**2, fresh_process=True)
     models, predictions, failures = {}, {}, []
     for (dataset, seed), outcome in zip(keys, outcomes):

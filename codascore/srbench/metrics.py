@@ -152,7 +152,7 @@ def simplicity_from_nodes(nodes: int) -> float:
     Source: docs/srbench.md#node-count-and-simplicity (evaluation.py ``simplicity``; the judging page).
     """
     if isinstance(nodes, bool) or not isinstance(nodes, (int, np.integer)) or nodes < 1:
-        raise ValueError(f"nodes must be a positive integer, got {nodes!r}")
+        raise ValueError(f"nodes must be a positive integer, got {shown(nodes)}")
     return float(-np.round(np.log(nodes) / np.log(5), 1))
 
 

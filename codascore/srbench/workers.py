@@ -17,11 +17,12 @@ import json
 import multiprocessing
 import os
 import signal
-import sys
 import time
 import traceback
 from multiprocessing.connection import wait
 from typing import Any, Callable, Sequence
+
+from ..task import Progress
 
 #: Address-space limit of a worker (bytes); a memory bomb fails the job instead of the machine.
 WORKER_MEMORY_LIMIT = 4 * 1024**3
@@ -100,31 +101,6 @@ class _Worker:
                     pass
         self.process.join()
         self.conn.close()
-
-
-class Progress:
-    """A single updating line on stderr: '<label>: 37/160 done (2 failed)'."""
-
-    def __init__(self, label: str, total: int, stream=None, interval: float = 0.5):
-        self.label, self.total = label, total
-        self.stream = stream if stream is not None else sys.stderr
-        self.interval = interval
-        self.last = 0.0
-        self.started = time.monotonic()
-        self.reported = 1
-
-    def update(self, done: int, failed: int, final: bool = False) -> None:
-        now = time.monotonic()
-        if not final and now - self.last < self.interval:
-            return
-        self.last = now
-        if not final and not getattr(self.stream, "isatty", lambda: False)():
-            if now - self.started < 10 * self.reported:  # logs: a line every 10 s, not a flood
-                return
-            self.reported += 1
-        end = "\n" if final or not getattr(self.stream, "isatty", lambda: False)() else "\r"
-        self.stream.write(f"{self.label}: {done}/{self.total} done ({failed} failed){end}")
-        self.stream.flush()
 
 
 def run_jobs(func: Callable, jobs: Sequence[tuple], time_limit: float, n_workers: int | None = None,
@@ -212,5 +188,5 @@ def run_jobs(func: Callable, jobs: Sequence[tuple], time_limit: float, n_workers
                 worker.process.join(1)
             worker.kill()
     if progress:
-        progress.update(done, failed, final=True)
+        progress.update(done, failed)
     return [outcome for outcome in outcomes]  # every slot is filled by now

@@ -23,7 +23,8 @@ from pathlib import Path
 
 from ..errors import ReferenceDataError, SubmissionError, TimeLimitExceeded
 from ..sandbox import find_entry, run_command
-from ..task import log
+from ..task import log, progress
+from ..validate import shown
 
 ENTRY_POINTS = ("solver.py", "run.sh")
 
@@ -34,7 +35,7 @@ def solver_limits(config: dict) -> dict[str, str]:
     memory_kb = config["memory_kb"]
     if isinstance(memory_kb, bool) or not isinstance(memory_kb, (int, float)) or memory_kb != int(memory_kb) \
             or memory_kb <= 0:
-        raise ReferenceDataError(f"task.yaml: memory_kb must be a positive whole number of KB, got {memory_kb!r}")
+        raise ReferenceDataError(f"task.yaml: memory_kb must be a positive whole number of KB, got {shown(memory_kb)}")
     return {"TIMESEC": f"{float(config['time_limit']):g}", "MEMKB": str(int(memory_kb))}
 
 
@@ -52,7 +53,7 @@ def run_solver_submission(task, input_dir: Path, output_dir: Path, submission_di
     limits = solver_limits(config)
     output_dir.mkdir(parents=True, exist_ok=True)
     failures: list[str] = []
-    for name in instances:
+    for name in progress(instances, "instances solved"):
         result = output_dir / f"{name}.uai.{task.kind}"
         files = {"--model": models / f"{name}.uai", "--evid": models / f"{name}.uai.evid",
                  "--query": models / f"{name}.uai.query", "--test": models / f"{name}.uai.test"}
@@ -78,6 +79,10 @@ def run_solver_submission(task, input_dir: Path, output_dir: Path, submission_di
             print(f"ingestion: {name}: exit code {code}\n{tail}", file=sys.stderr)
         else:
             print(f"ingestion: {name}: done", file=sys.stderr)
+    if failures:
+        failed = ", ".join(failure.split(":", 1)[0] for failure in failures[:10])
+        log(f"WARNING: the solver failed on {len(failures)} of {len(instances)} instances ({failed}"
+            f"{', ...' if len(failures) > 10 else ''}): a result file it left is scored, a missing one scores 0")
     if not any(output_dir.glob(f"*.uai.{task.kind}")):
         raise SubmissionError([f"{entry.name} wrote no result file for any of the {len(instances)} instances"]
                               + failures[:19], total=1 + len(failures))

@@ -21,7 +21,7 @@ import numpy as np
 
 from ..errors import (AnswerError, FormatError, ReferenceDataError, TableTooLarge, TrivialAnswerError,
                       UsageError)
-from ..task import Result, Section, Task
+from ..task import Result, Section, Task, progress
 from ..validate import Problems, is_finite_number, shown
 from . import files, metrics, result_files
 from .bucket_elimination import log10_mmap_value, mmap
@@ -223,7 +223,7 @@ class UAITask(Task):
 
     def score(self, reference: list[Instance], submission: dict[str, Answer], config: dict) -> Result:
         records, warnings, new_best, points = [], [], [], []
-        for inst in reference:
+        for inst in progress(reference, "instances scored"):
             ans = submission.get(inst.id) or Answer(reason="missing", missing=True)
             record = {"id": inst.id, "family": inst.family}
             if ans.reason is not None:
@@ -241,6 +241,7 @@ class UAITask(Task):
                 points += grade.points
             warnings += [f"{inst.id}: {w}" for w in ans.warnings]
             records.append(record)
+        warnings += partial_answer_warnings(records)
         scores = [r["score"] for r in records]
         result_scores = {
             "score": float(np.mean(scores)),
@@ -296,6 +297,23 @@ class UAITask(Task):
         from .ingest import run_solver_submission
 
         run_solver_submission(self, Path(input_dir), Path(output_dir), Path(submission_dir), config)
+
+
+def partial_answer_warnings(records: list[dict]) -> list[str]:
+    """The instances a submission left unanswered, or answered invalidly: each scores 0."""
+    def ids(chosen: list[dict]) -> str:
+        return ", ".join(r["id"] for r in chosen[:10]) + (", ..." if len(chosen) > 10 else "")
+
+    warnings = []
+    missing = [r for r in records if r["status"] == "missing"]
+    invalid = [r for r in records if r["status"] == "invalid" and "error" not in r]
+    if missing:
+        warnings.append(f"answered {len(records) - len(missing)} of {len(records)} instances; the {len(missing)} "
+                        f"other(s) score 0: ids {ids(missing)}")
+    if invalid:
+        warnings.append(f"{len(invalid)} answer(s) could not be read and score 0 (reasons in the per-instance "
+                        f"table): ids {ids(invalid)}")
+    return warnings
 
 
 class PRTask(UAITask):
