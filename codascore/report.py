@@ -109,6 +109,7 @@ img{max-width:100%;height:auto} code,pre{font-family:ui-monospace,Menlo,Consolas
 pre{white-space:pre-wrap;word-break:break-all}
 td{overflow-wrap:anywhere} table{max-width:100%}
 .guide{margin:.8em 0} .guide summary{font-weight:600;cursor:pointer} .guide td{text-align:left}
+.guide td code{overflow-wrap:normal}
 @media (max-width:800px){body{margin:.6em} table{font-size:.85em} th,td{padding:.2em .35em}}
 """
 
