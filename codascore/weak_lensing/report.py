@@ -18,6 +18,10 @@ from .metrics import PARAMETERS
 #: Report cells with fewer maps than this are not drawn: a participant knows their own predictions, so a
 #: sparse cell of (truth, prediction) would give away that map's truth.
 MIN_BIN_COUNT = 10
+#: The parameters as matplotlib draws them (both are dimensionless).
+SYMBOLS = {"Omega_m": r"$\Omega_m$", "S_8": r"$S_8$"}
+#: The left end of the ROC's logarithmic FPR axis (the band of tpr_low_fpr starts at 1e-3).
+FPR_AXIS_MIN = 5e-4
 
 
 # --------------------------------------------------------------------------- Phase 1
@@ -47,8 +51,8 @@ def phase1_report(truth: np.ndarray, means: np.ndarray, errorbars: np.ndarray) -
             ax.errorbar(centres, mean_pred, yerr=mean_sigma, fmt="o", color="#c62828", capsize=3,
                         label="median prediction ± median σ (truth bins)")
             ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="prediction = truth")
-            ax.set_xlabel(f"true {PARAMETERS[p]}")
-            ax.set_ylabel(f"predicted {PARAMETERS[p]}")
+            ax.set_xlabel(f"true {SYMBOLS[PARAMETERS[p]]}")
+            ax.set_ylabel(f"predicted {SYMBOLS[PARAMETERS[p]]}")
             ax.legend(fontsize=8, loc="upper left")
         return figure_html(fig, "predicted against true, per parameter")
 
@@ -62,7 +66,7 @@ def phase1_report(truth: np.ndarray, means: np.ndarray, errorbars: np.ndarray) -
             ax.hist(np.clip(finite, -5, 5), bins=60, range=(-5, 5), density=True, color="#5c7cba", alpha=0.8,
                     label="(μ − truth)/σ")
             ax.plot(grid, np.exp(-grid ** 2 / 2) / math.sqrt(2 * math.pi), "k-", lw=1.5, label="N(0, 1)")
-            ax.set_xlabel(f"pull of {PARAMETERS[p]} (clipped to ±5)")
+            ax.set_xlabel(f"pull of {SYMBOLS[PARAMETERS[p]]} (clipped to ±5)")
             ax.legend(fontsize=8)
         return figure_html(fig, "histogram of pulls against N(0,1)")
 
@@ -86,7 +90,7 @@ def phase1_report(truth: np.ndarray, means: np.ndarray, errorbars: np.ndarray) -
         fig, ax = new_figure(5.2, 4.2)
         ax.plot([0, 1], [0, 1], "k--", lw=1, label="calibrated")
         for p, colour in zip(range(2), ("#1f4e9c", "#c62828")):
-            ax.plot(levels, inside[:, :, p].mean(axis=1), "-", color=colour, lw=1.6, label=PARAMETERS[p])
+            ax.plot(levels, inside[:, :, p].mean(axis=1), "-", color=colour, lw=1.6, label=SYMBOLS[PARAMETERS[p]])
         ax.axvline(math.erf(1 / math.sqrt(2)), color="#999", lw=0.8, ls=":")
         ax.set_xlabel("nominal level of μ ± zσ (Gaussian)")
         ax.set_ylabel("observed coverage")
@@ -111,13 +115,42 @@ def phase1_report(truth: np.ndarray, means: np.ndarray, errorbars: np.ndarray) -
 
 # --------------------------------------------------------------------------- Phase 2
 
-def coarse_roc(is_ood: np.ndarray, scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The ROC curve sampled every MIN_BIN_COUNT in-distribution maps (the full curve's steps would
-    give away the label of every map in score order)."""
-    fpr, tpr = metrics.roc(is_ood, scores)
-    n_ind = int((is_ood == 0).sum())
-    grid = np.unique(np.r_[np.arange(0, n_ind + 1, MIN_BIN_COUNT), n_ind]) / n_ind
-    return grid, np.interp(grid, fpr, tpr)
+def blocked_roc(is_ood: np.ndarray, scores: np.ndarray, k: int = MIN_BIN_COUNT
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The ROC at cuts of the ranking into blocks of at least k maps (docs/weak_lensing.md#the-roc-figure).
+
+    The maps are ordered by score, most OoD first. A cut falls after c maps only between two different
+    scores (a tie block is never split), at least k maps after the previous cut and at least k maps before
+    the end; so where the cuts fall depends on the submitted scores alone, never on a label, and a point
+    tells only how many of each class the blocks before it hold. Returns (cuts, fpr, tpr): cuts from 0 to
+    N, and the rates of the maps ranked above each cut (from (0, 0) to (1, 1))."""
+    order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
+    ranked, labels = np.asarray(scores)[order], np.asarray(is_ood, dtype=np.int64)[order]
+    n = ranked.size
+    allowed = np.flatnonzero(ranked[1:] != ranked[:-1]) + 1  # positions between two different scores
+    cuts, last = [0], 0
+    while True:
+        i = np.searchsorted(allowed, last + k)
+        if i == allowed.size or n - allowed[i] < k:
+            break
+        last = int(allowed[i])
+        cuts.append(last)
+    cuts.append(n)
+    cuts = np.array(cuts)
+    tp = np.r_[0, np.cumsum(labels)][cuts]
+    fp = cuts - tp
+    return cuts, fp / max(fp[-1], 1), tp / max(tp[-1], 1)
+
+
+def roc_envelope(fpr: np.ndarray, tpr: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The bounds the blocked points put on the ROC at the false positive rates ``at``: the curve is
+    monotone and passes through every point, so at x it lies between the highest TPR of a point with FPR <= x
+    and the lowest TPR of a point with FPR > x."""
+    at = np.asarray(at, dtype=np.float64)
+    lower = tpr[np.searchsorted(fpr, at, side="right") - 1]
+    above = np.searchsorted(fpr, at, side="right")
+    upper = np.where(above < fpr.size, tpr[np.minimum(above, fpr.size - 1)], 1.0)
+    return lower, upper
 
 
 def phase2_report(is_ood: np.ndarray, p_ind: np.ndarray | None, scores: np.ndarray, eps: float,
@@ -137,28 +170,47 @@ def phase2_report(is_ood: np.ndarray, p_ind: np.ndarray | None, scores: np.ndarr
         text = f"score and log_likelihood: {likelihood}. tpr_low_fpr: {tpr}."
     sections = [Section("Scores explained", paragraph(text))]
     if is_ood.min() != is_ood.max():
-        grid, tpr = coarse_roc(is_ood, scores)
+        cuts, fpr, tpr = blocked_roc(is_ood, scores)
+        official = metrics.tpr_at_low_fpr(is_ood, scores)
+        band = np.logspace(-3, np.log10(0.05), 100)  # the FPR grid of tpr_low_fpr
+        in_band = int(((fpr >= band[0]) & (fpr <= band[-1])).sum())
+        low, high = (float(side.mean()) for side in roc_envelope(fpr, tpr, band))
+
         def draw_roc() -> str:
-            fig, axes = new_figure(10, 4.0, ncols=2)
+            fig, axes = new_figure(10, 4.2, ncols=2, bottom=0.24, top=0.93, left=0.07, right=0.98,
+                                   wspace=0.22)
             for ax, log_axis in zip(axes, (False, True)):
-                ax.axvspan(1e-3, 0.05, color="#ffd54f", alpha=0.35, label="FPR band of tpr_low_fpr")
-                ax.plot(grid, tpr, "-", color="#1f4e9c", lw=1.6, label="ROC (OoD = positive)")
-                ax.plot([1e-4, 1], [1e-4, 1], "k:", lw=1, label="chance")
+                left = FPR_AXIS_MIN if log_axis else 0.0
+                x = np.maximum(fpr, left)  # FPR 0 sits on the log axis's left edge
+                ax.axvspan(1e-3, 0.05, color="#ffd54f", alpha=0.35, lw=0, label="FPR band of tpr_low_fpr")
+                # Box j spans [fpr_j, fpr_j+1] x [tpr_j, tpr_j+1]: the curve between two cuts lies in it.
+                ax.fill_between(x, tpr, np.r_[tpr[1:], 1.0], step="post", color="#1f4e9c", alpha=0.25, lw=0,
+                                label=f"where the ROC lies (blocks of ≥ {MIN_BIN_COUNT} maps)")
+                ax.plot(x, tpr, "o", ms=3, color="#1f4e9c", label="ROC at the block cuts")
+                ax.hlines(official, 1e-3, 0.05, color="#c62828", lw=1.8,
+                          label=f"tpr_low_fpr = {official:.4f} (mean TPR in the band)")
+                ax.plot([left, 1], [left, 1], "k:", lw=1, label="chance")
                 ax.set_xlabel("false positive rate (InD maps flagged)")
-                ax.set_ylabel("true positive rate (OoD maps flagged)")
+                ax.set_xlim(left, 1)
+                ax.set_ylim(0, 1.02)
                 if log_axis:
                     ax.set_xscale("log")
-                    ax.set_xlim(1e-3 / 2, 1)
-                else:
-                    ax.set_xlim(0, 1)
-                ax.set_ylim(0, 1.02)
-            axes[0].legend(fontsize=8, loc="lower right")
+            axes[0].set_ylabel("true positive rate (OoD maps flagged)")
+            axes[0].set_title("linear FPR axis", fontsize=9)
+            axes[1].set_title("logarithmic FPR axis", fontsize=9)
+            handles, labels = axes[0].get_legend_handles_labels()
+            fig.legend(handles, labels, loc="lower center", ncols=3, fontsize=8, frameon=False)
             return figure_html(fig, "ROC curve with the FPR band of tpr_low_fpr")
 
         roc_html = figure_or_note("ROC curve", draw_roc)
         sections.append(Section("ROC curve", paragraph(
-            f"Sampled every {MIN_BIN_COUNT} in-distribution maps; the right panel has a logarithmic FPR "
-            f"axis. The shaded band is where tpr_low_fpr averages the TPR.") + roc_html))
+            f"The maps are ranked by {source}, most OoD first, and the ranking is cut into blocks of at least "
+            f"{MIN_BIN_COUNT} maps (a cut never splits tied scores); the points are the ROC at the "
+            f"{len(cuts) - 2} cut(s), {in_band} of them inside the FPR band of tpr_low_fpr. Inside a block the "
+            "order of the classes is not shown, so that no map's label can be read: the curve runs somewhere "
+            f"in the shaded box between two points. From the boxes alone, tpr_low_fpr lies between {low:.4f} "
+            f"and {high:.4f}; its value, {official:.4f}, is drawn across the band (red). The right panel has a "
+            "logarithmic FPR axis; false positive rates of 0 sit on its left edge.") + roc_html))
 
     if p_ind is None:
         return sections
