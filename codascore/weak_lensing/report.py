@@ -20,7 +20,8 @@ from .metrics import PARAMETERS
 MIN_BIN_COUNT = 10
 #: The parameters as matplotlib draws them (both are dimensionless).
 SYMBOLS = {"Omega_m": r"$\Omega_m$", "S_8": r"$S_8$"}
-#: The left end of the ROC's logarithmic FPR axis (the band of tpr_low_fpr starts at 1e-3).
+#: The left end of the ROC's logarithmic FPR axis (the band of tpr_low_fpr starts at 1e-3), or half the
+#: smallest positive FPR when that is lower.
 FPR_AXIS_MIN = 5e-4
 
 
@@ -180,7 +181,7 @@ def phase2_report(is_ood: np.ndarray, p_ind: np.ndarray | None, scores: np.ndarr
             fig, axes = new_figure(10, 4.2, ncols=2, bottom=0.24, top=0.93, left=0.07, right=0.98,
                                    wspace=0.22)
             for ax, log_axis in zip(axes, (False, True)):
-                left = FPR_AXIS_MIN if log_axis else 0.0
+                left = min(FPR_AXIS_MIN, fpr[fpr > 0].min() / 2) if log_axis else 0.0
                 x = np.maximum(fpr, left)  # FPR 0 sits on the log axis's left edge
                 ax.axvspan(1e-3, 0.05, color="#ffd54f", alpha=0.35, lw=0, label="FPR band of tpr_low_fpr")
                 # Box j spans [fpr_j, fpr_j+1] x [tpr_j, tpr_j+1]: the curve between two cuts lies in it.
@@ -199,7 +200,7 @@ def phase2_report(is_ood: np.ndarray, p_ind: np.ndarray | None, scores: np.ndarr
             axes[0].set_title("linear FPR axis", fontsize=9)
             axes[1].set_title("logarithmic FPR axis", fontsize=9)
             handles, labels = axes[0].get_legend_handles_labels()
-            fig.legend(handles, labels, loc="lower center", ncols=3, fontsize=8, frameon=False)
+            fig.legend(handles, labels, loc="lower center", ncols=3, fontsize=9, frameon=False)
             return figure_html(fig, "ROC curve with the FPR band of tpr_low_fpr")
 
         roc_html = figure_or_note("ROC curve", draw_roc)
