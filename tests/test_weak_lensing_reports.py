@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 
 from codascore.registry import get_task
 from codascore.weak_lensing import metrics
-from codascore.weak_lensing.report import MIN_BIN_COUNT, blocked_roc, phase1_report, phase2_report, roc_envelope
+from codascore.weak_lensing.report import (MIN_BIN_COUNT, _bin_edges_in_ranking, blocked_roc, phase1_report,
+                                           phase2_report, roc_envelope)
 
 
 def test_phase1_report_has_the_calibration_curve():
@@ -90,6 +91,29 @@ def test_the_roc_boxes_hold_the_official_curve_and_its_score(n, seed):
     lower, upper = roc_envelope(fpr, tpr, grid)
     official = np.interp(grid, *metrics.roc(is_ood, scores))
     assert np.all(lower <= official + 1e-12) and np.all(official <= upper + 1e-12)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(30, 400), st.integers(0, 2**32 - 1), st.booleans())
+def test_roc_cuts_keep_away_from_the_published_p_ind_bins(n, seed, reverse):
+    """When the ROC ranks the maps in p_ind's order (1 - p_ind, or the reverse), the p_ind bins' counts are
+    published too: no cut falls within k maps of a bin edge, so no difference of the two figures' counts
+    isolates fewer than k maps."""
+    rng = np.random.default_rng(seed)
+    is_ood = np.r_[0, 1, rng.integers(0, 2, n - 2)]
+    p_ind = np.clip(rng.normal(0.7 - 0.4 * is_ood, 0.25), 0, 1).round(2)
+    counts = np.bincount(np.clip(np.digitize(p_ind, np.linspace(0, 1, 11)) - 1, 0, 9), minlength=10)
+    scores = p_ind if reverse else 1 - p_ind
+    edges = _bin_edges_in_ranking(p_ind, scores, counts)
+    # The edges are where the bins end in the ranking: each bin is the run of maps between two edges.
+    order = np.argsort(-scores, kind="stable")
+    bins_in_ranking = np.clip(np.digitize(p_ind[order], np.linspace(0, 1, 11)) - 1, 0, 9)
+    np.testing.assert_array_equal(np.unique(np.r_[edges, 0, n]),
+                                  np.unique(np.r_[0, np.flatnonzero(np.diff(bins_in_ranking)) + 1, n]))
+    cuts, _, _ = blocked_roc(is_ood, scores, avoid=edges)
+    assert all(np.abs(edges - c).min() >= MIN_BIN_COUNT for c in cuts[1:-1])
+    # Scores in another order than p_ind's publish no bin edge in the ranking.
+    assert _bin_edges_in_ranking(p_ind, rng.permutation(n).astype(float), counts).size == 0
 
 
 def test_roc_points_are_dense_in_the_band_when_the_data_allow():

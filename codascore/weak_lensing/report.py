@@ -116,19 +116,28 @@ def phase1_report(truth: np.ndarray, means: np.ndarray, errorbars: np.ndarray) -
 
 # --------------------------------------------------------------------------- Phase 2
 
-def blocked_roc(is_ood: np.ndarray, scores: np.ndarray, k: int = MIN_BIN_COUNT
+def blocked_roc(is_ood: np.ndarray, scores: np.ndarray, k: int = MIN_BIN_COUNT, avoid=()
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The ROC at cuts of the ranking into blocks of at least k maps (docs/weak_lensing.md#the-roc-figure).
 
     The maps are ordered by score, most OoD first. A cut falls after c maps only between two different
     scores (a tie block is never split), at least k maps after the previous cut and at least k maps before
     the end; so where the cuts fall depends on the submitted scores alone, never on a label, and a point
-    tells only how many of each class the blocks before it hold. Returns (cuts, fpr, tpr): cuts from 0 to
-    N, and the rates of the maps ranked above each cut (from (0, 0) to (1, 1))."""
+    tells only how many of each class the blocks before it hold. avoid: positions in the ranking where the
+    page already publishes counts (the p_ind bins' edges when the ranking is p_ind's order); no cut falls
+    within k maps of one, so that no difference of the two gives the counts of fewer than k maps.
+    Returns (cuts, fpr, tpr): cuts from 0 to N, and the rates of the maps ranked above each cut (from
+    (0, 0) to (1, 1))."""
     order = np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
     ranked, labels = np.asarray(scores)[order], np.asarray(is_ood, dtype=np.int64)[order]
     n = ranked.size
     allowed = np.flatnonzero(ranked[1:] != ranked[:-1]) + 1  # positions between two different scores
+    published = np.unique(np.asarray(avoid, dtype=np.int64))
+    if published.size:
+        after = np.searchsorted(published, allowed)
+        gap_after = np.abs(published[np.minimum(after, published.size - 1)] - allowed)
+        gap_before = np.abs(allowed - published[np.maximum(after - 1, 0)])
+        allowed = allowed[np.minimum(gap_after, gap_before) >= k]
     cuts, last = [0], 0
     while True:
         i = np.searchsorted(allowed, last + k)
@@ -141,6 +150,20 @@ def blocked_roc(is_ood: np.ndarray, scores: np.ndarray, k: int = MIN_BIN_COUNT
     tp = np.r_[0, np.cumsum(labels)][cuts]
     fp = cuts - tp
     return cuts, fp / max(fp[-1], 1), tp / max(tp[-1], 1)
+
+
+def _bin_edges_in_ranking(p_ind: np.ndarray | None, scores: np.ndarray, counts: np.ndarray | None) -> np.ndarray:
+    """Where the p_ind bins' edges fall in the ROC's ranking, when that ranking orders the maps as p_ind
+    does or its reverse (it ranks 1 - p_ind unless ood_scores were given): the bins' counts are published,
+    so the ROC must keep its cuts away from them. Empty when there is no p_ind or the orders differ."""
+    if p_ind is None:
+        return np.empty(0, dtype=np.int64)
+    scores = np.asarray(scores, dtype=np.float64)
+    if np.all(np.diff(p_ind[np.lexsort((p_ind, -scores))]) >= 0):  # most OoD first = lowest p_ind first
+        return np.cumsum(counts)[:-1]
+    if np.all(np.diff(p_ind[np.lexsort((-p_ind, -scores))]) <= 0):  # the reverse order
+        return p_ind.size - np.cumsum(counts)[:-1]
+    return np.empty(0, dtype=np.int64)
 
 
 def roc_envelope(fpr: np.ndarray, tpr: np.ndarray, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -170,8 +193,11 @@ def phase2_report(is_ood: np.ndarray, p_ind: np.ndarray | None, scores: np.ndarr
     else:
         text = f"score and log_likelihood: {likelihood}. tpr_low_fpr: {tpr}."
     sections = [Section("Scores explained", paragraph(text))]
+    edges = np.linspace(0, 1, 11)
+    which = np.clip(np.digitize(p_ind, edges) - 1, 0, 9) if p_ind is not None else None
+    counts = np.bincount(which, minlength=10) if p_ind is not None else None
     if is_ood.min() != is_ood.max():
-        cuts, fpr, tpr = blocked_roc(is_ood, scores)
+        cuts, fpr, tpr = blocked_roc(is_ood, scores, avoid=_bin_edges_in_ranking(p_ind, scores, counts))
         official = metrics.tpr_at_low_fpr(is_ood, scores)
         band = np.logspace(-3, np.log10(0.05), 100)  # the FPR grid of tpr_low_fpr
         in_band = int(((fpr >= band[0]) & (fpr <= band[-1])).sum())
@@ -215,9 +241,6 @@ def phase2_report(is_ood: np.ndarray, p_ind: np.ndarray | None, scores: np.ndarr
 
     if p_ind is None:
         return sections
-    edges = np.linspace(0, 1, 11)
-    which = np.clip(np.digitize(p_ind, edges) - 1, 0, 9)
-    counts = np.bincount(which, minlength=10)
     ind_counts = np.bincount(which, weights=(is_ood == 0), minlength=10)
     mean_p = np.bincount(which, weights=p_ind, minlength=10)
     shown = counts >= MIN_BIN_COUNT
