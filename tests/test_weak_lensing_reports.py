@@ -182,13 +182,17 @@ def test_no_text_leaves_a_figure_and_no_tick_labels_overlap(monkeypatch):
     rng = np.random.default_rng(4)
     truth = np.column_stack([rng.uniform(0.1, 0.6, 500), rng.uniform(0.68, 0.95, 500)])
     sigma = np.tile([0.04, 0.03], (500, 1))
-    phase1_report(truth, truth + sigma * rng.standard_normal((500, 2)), sigma)
+    sections = phase1_report(truth, truth + sigma * rng.standard_normal((500, 2)), sigma)
     is_ood = (rng.uniform(size=600) < 0.3).astype(np.int8)
     p_ind = np.clip(rng.normal(0.75 - 0.5 * is_ood, 0.2), 0, 1)
     phase2_report(is_ood, p_ind, 1 - p_ind, 1e-15, "1 - p_ind")
-    assert len(figures) == 5
+    assert len(figures) == 2 + 2 + 1 + 2  # Phase 1: two per-parameter rows and the calibration; Phase 2
     for fig in figures:
         assert texts_outside(fig) == [] and overlapping_tick_labels(fig) == []
+    # Phase 1's per-parameter figures sit side by side in a wrapping row, each narrow enough for 760 px.
+    for section in sections[:2]:
+        assert section.html.count("<div class='figures'>") == 1 and section.html.count("data:image/png") == 2
+    assert all(fig.get_figwidth() * 90 <= 760 for fig in figures[:5])
 
 
 def test_each_phase_explains_its_scores_for_its_ranking():

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import figure_html, figure_or_note, new_figure, paragraph, table
+from ..report import figure_html, figure_or_note, figure_row, new_figure, paragraph, table
 from ..task import Section
 from .forward_model import WAVELENGTH_UM
 from .metrics import PRIOR_BOUNDS, TARGETS, clip_to_prior, systematic_indices
@@ -21,8 +21,6 @@ TARGET_SHORT = {"planet_radius": "R_p", "planet_temp": "T", "log_H2O": "H₂O", 
 TARGET_UNITS = {"planet_radius": "Jupiter radii (R_Jup)", "planet_temp": "kelvin (K)"}
 CORNER_POINTS = 400  # equally weighted points drawn per side in the corner view
 GT_COLOUR, SUB_COLOUR = "#7f7f7f", "#c0392b"
-# Figures side by side while the page is wide, one under the other in Codabench's ~760 px iframe.
-_ROW = "<div style='display:flex;flex-wrap:wrap;gap:.4em 1em;align-items:flex-start'>{}</div>"
 
 
 def report_sections(result, reference, submission) -> list[Section]:
@@ -103,11 +101,11 @@ def _marginals(result, reference, submission) -> Section:
                      fontsize=9)
         return figure_html(fig, f"marginal histograms of {reference.names[p]}")
 
-    figures = "".join(figure_or_note(f"marginal histograms of {reference.names[p]}", lambda p=p: draw(p))
-                      for p in shown)
+    figures = figure_row(figure_or_note(f"marginal histograms of {reference.names[p]}", lambda p=p: draw(p))
+                         for p in shown)
     text = paragraph(f"Weighted marginal histograms (clipped to the prior) of the {len(shown)} planets with the "
                      "lowest posterior score, one figure per planet: grey = ground truth, red = submission.")
-    return Section("Marginal posteriors", text + _ROW.format(figures))
+    return Section("Marginal posteriors", text + figures)
 
 
 def _corner_planet(result) -> int:
@@ -198,11 +196,11 @@ def _spectra(result, reference) -> Section:
         fig.legend(*ax.get_legend_handles_labels(), loc="lower center", fontsize=7, ncols=4, frameon=False)
         return figure_html(fig, f"spectra of {reference.names[p]}")
 
-    figures = "".join(figure_or_note(f"spectra of {reference.names[p]}", lambda p=p: draw(p)) for p in shown)
+    figures = figure_row(figure_or_note(f"spectra of {reference.names[p]}", lambda p=p: draw(p)) for p in shown)
     text = paragraph("Median spectrum and inter-quartile band (IQR) of the forward-modelled posterior samples, "
                      "submission against ground truth, for the planets with the lowest spectral score. The "
                      "spectral score compares the medians and the IQR widths, bin by bin, in log₁₀.")
-    return Section("Spectra", text + _ROW.format(figures))
+    return Section("Spectra", text + figures)
 
 
 def _planet_table(result, reference) -> Section:

@@ -9,7 +9,7 @@ from statistics import NormalDist
 
 import numpy as np
 
-from ..report import figure_html, figure_or_note, new_figure, paragraph, table
+from ..report import figure_html, figure_or_note, figure_row, new_figure, paragraph, table
 from ..task import Section
 from . import metrics
 from .files import PRIOR
@@ -35,43 +35,44 @@ def phase1_report(truth: np.ndarray, means: np.ndarray, errorbars: np.ndarray) -
     with np.errstate(all="ignore"):
         pulls = (means - truth) / sigma
 
-    def draw_scatter() -> str:
-        fig, axes = new_figure(10, 4.2, ncols=2)
-        for p, ax in enumerate(axes):
-            lo, hi = PRIOR[PARAMETERS[p]]
-            extent = (lo, hi, min(lo, np.percentile(means[:, p], 1)), max(hi, np.percentile(means[:, p], 99)))
-            ax.hexbin(truth[:, p], means[:, p], gridsize=25, cmap="Blues", mincnt=MIN_BIN_COUNT, extent=extent)
-            edges = np.linspace(truth[:, p].min(), truth[:, p].max(), 13)
-            centres, mean_pred, mean_sigma = [], [], []
-            for a, b in zip(edges[:-1], edges[1:]):
-                rows = (truth[:, p] >= a) & (truth[:, p] <= b)
-                if rows.sum() >= MIN_BIN_COUNT:
-                    centres.append((a + b) / 2)
-                    mean_pred.append(np.median(means[rows, p]))
-                    mean_sigma.append(np.median(sigma[rows, p]))
-            ax.errorbar(centres, mean_pred, yerr=mean_sigma, fmt="o", color="#c62828", capsize=3,
-                        label="median prediction ± median σ (truth bins)")
-            ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="prediction = truth")
-            ax.set_xlabel(f"true {SYMBOLS[PARAMETERS[p]]}")
-            ax.set_ylabel(f"predicted {SYMBOLS[PARAMETERS[p]]}")
-            ax.legend(fontsize=8, loc="upper left")
-        return figure_html(fig, "predicted against true, per parameter")
+    def draw_scatter(p: int) -> str:
+        fig, ax = new_figure(5.0, 4.4)
+        lo, hi = PRIOR[PARAMETERS[p]]
+        extent = (lo, hi, min(lo, np.percentile(means[:, p], 1)), max(hi, np.percentile(means[:, p], 99)))
+        ax.hexbin(truth[:, p], means[:, p], gridsize=25, cmap="Blues", mincnt=MIN_BIN_COUNT, extent=extent)
+        edges = np.linspace(truth[:, p].min(), truth[:, p].max(), 13)
+        centres, mean_pred, mean_sigma = [], [], []
+        for a, b in zip(edges[:-1], edges[1:]):
+            rows = (truth[:, p] >= a) & (truth[:, p] <= b)
+            if rows.sum() >= MIN_BIN_COUNT:
+                centres.append((a + b) / 2)
+                mean_pred.append(np.median(means[rows, p]))
+                mean_sigma.append(np.median(sigma[rows, p]))
+        ax.errorbar(centres, mean_pred, yerr=mean_sigma, fmt="o", color="#c62828", capsize=3,
+                    label="median prediction ± median σ\n(bins of the true value)")
+        ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="prediction = truth")
+        ax.set_xlabel(f"true {SYMBOLS[PARAMETERS[p]]}")
+        ax.set_ylabel(f"predicted {SYMBOLS[PARAMETERS[p]]}")
+        ax.legend(fontsize=8, loc="upper left")
+        return figure_html(fig, f"predicted against true {PARAMETERS[p]}")
 
-    scatter = figure_or_note("predicted against true", draw_scatter)
+    scatter = figure_row(figure_or_note(f"predicted against true {PARAMETERS[p]}", lambda p=p: draw_scatter(p))
+                         for p in range(len(PARAMETERS)))
 
-    def draw_pulls() -> str:
-        fig, axes = new_figure(10, 3.6, ncols=2)
+    def draw_pulls(p: int) -> str:
+        fig, ax = new_figure(5.0, 3.6)
         grid = np.linspace(-5, 5, 201)
-        for p, ax in enumerate(axes):
-            finite = pulls[np.isfinite(pulls[:, p]), p]
-            ax.hist(np.clip(finite, -5, 5), bins=60, range=(-5, 5), density=True, color="#5c7cba", alpha=0.8,
-                    label="(μ − truth)/σ")
-            ax.plot(grid, np.exp(-grid ** 2 / 2) / math.sqrt(2 * math.pi), "k-", lw=1.5, label="N(0, 1)")
-            ax.set_xlabel(f"pull of {SYMBOLS[PARAMETERS[p]]} (clipped to ±5)")
-            ax.legend(fontsize=8)
-        return figure_html(fig, "histogram of pulls against N(0,1)")
+        finite = pulls[np.isfinite(pulls[:, p]), p]
+        ax.hist(np.clip(finite, -5, 5), bins=60, range=(-5, 5), density=True, color="#5c7cba", alpha=0.8,
+                label="(μ − truth)/σ")
+        ax.plot(grid, np.exp(-grid ** 2 / 2) / math.sqrt(2 * math.pi), "k-", lw=1.5, label="N(0, 1)")
+        ax.set_xlabel(f"pull of {SYMBOLS[PARAMETERS[p]]} (clipped to ±5)")
+        ax.set_ylabel("density of maps")
+        ax.legend(fontsize=8)
+        return figure_html(fig, f"histogram of pulls of {PARAMETERS[p]} against N(0,1)")
 
-    histogram = figure_or_note("pulls against N(0, 1)", draw_pulls)
+    histogram = figure_row(figure_or_note(f"pulls of {PARAMETERS[p]} against N(0, 1)", lambda p=p: draw_pulls(p))
+                           for p in range(len(PARAMETERS)))
 
     rows = []
     for n_sigma in (1.0, 2.0):
