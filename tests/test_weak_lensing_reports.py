@@ -29,7 +29,8 @@ def test_phase2_report_has_roc_reliability_and_histograms():
     titles = [s.title for s in sections]
     assert titles == ["Scores explained", "ROC curve", "Calibration of p_ind"]
     assert "1e-15" in sections[0].html
-    assert sum(s.html.count("data:image/png;base64,") for s in sections) == 2
+    # The ROC, then the reliability diagram and the class histograms side by side.
+    assert [s.html.count("data:image/png;base64,") for s in sections] == [0, 1, 2]
 
 
 def test_single_class_reference_has_no_roc_section():
@@ -186,7 +187,7 @@ def test_no_text_leaves_a_figure_and_no_tick_labels_overlap(monkeypatch):
     is_ood = (rng.uniform(size=600) < 0.3).astype(np.int8)
     p_ind = np.clip(rng.normal(0.75 - 0.5 * is_ood, 0.2), 0, 1)
     phase2_report(is_ood, p_ind, 1 - p_ind, 1e-15, "1 - p_ind")
-    assert len(figures) == 2 + 2 + 1 + 2  # Phase 1: two per-parameter rows and the calibration; Phase 2
+    assert len(figures) == 2 + 2 + 1 + 3  # Phase 1: two per-parameter rows and the calibration; Phase 2
     for fig in figures:
         assert texts_outside(fig) == [] and overlapping_tick_labels(fig) == []
     # Phase 1's per-parameter figures sit side by side in a wrapping row, each narrow enough for 760 px.

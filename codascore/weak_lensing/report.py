@@ -246,8 +246,7 @@ def phase2_report(is_ood: np.ndarray, p_ind: np.ndarray | None, scores: np.ndarr
     mean_p = np.bincount(which, weights=p_ind, minlength=10)
     shown = counts >= MIN_BIN_COUNT
     def draw_reliability() -> str:
-        fig, axes = new_figure(10, 4.0, ncols=2)
-        ax = axes[0]
+        fig, ax = new_figure(5.0, 4.0)
         ax.plot([0, 1], [0, 1], "k--", lw=1, label="perfect calibration")
         ax.plot(mean_p[shown] / counts[shown], ind_counts[shown] / counts[shown], "o-", color="#c62828",
                 label="observed InD fraction")
@@ -256,7 +255,10 @@ def phase2_report(is_ood: np.ndarray, p_ind: np.ndarray | None, scores: np.ndarr
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
         ax.legend(fontsize=8, loc="upper left")
-        ax = axes[1]
+        return figure_html(fig, "reliability diagram")
+
+    def draw_histograms() -> str:
+        fig, ax = new_figure(5.0, 4.0)
         centres = (edges[:-1] + edges[1:]) / 2
         width = edges[1] - edges[0]
         ax.bar(centres[shown], (ind_counts)[shown], width=width * 0.9, color="#5c7cba", alpha=0.8,
@@ -265,17 +267,20 @@ def phase2_report(is_ood: np.ndarray, p_ind: np.ndarray | None, scores: np.ndarr
                color="#e57373", alpha=0.8, label="out-of-distribution maps")
         ax.set_xlabel("submitted p_ind")
         ax.set_ylabel("number of maps")
-        ax.legend(fontsize=8, loc="upper center")
-        return figure_html(fig, "reliability diagram and p_ind histograms per class")
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1.3 * max(counts[shown].max(initial=0), 1))  # room for the legend above the bars
+        ax.legend(fontsize=8, loc="upper center", ncols=2)
+        return figure_html(fig, "p_ind histograms per class")
 
-    reliability = figure_or_note("reliability diagram", draw_reliability)
+    reliability = figure_row([figure_or_note("reliability diagram", draw_reliability),
+                              figure_or_note("p_ind histograms per class", draw_histograms)])
     rows = [(f"[{a:.1f}, {b:.1f}{']' if b == 1 else ')'}", int(c), (f"{i / c:.3f}" if ok else "-"))
             for a, b, c, i, ok in zip(edges[:-1], edges[1:], counts, ind_counts, shown)]
     hidden = int(counts[~shown].sum())
     note = (f" {hidden} maps in bins of fewer than {MIN_BIN_COUNT} maps are left out of the figures."
             if hidden else "")
     sections.append(Section("Calibration of p_ind", paragraph(
-        "Left: maps binned by submitted p_ind; a calibrated submission's points lie on the diagonal. "
-        "Right: how many maps of each class fall in each bin (stacked)." + note) + reliability
+        "First figure: maps binned by submitted p_ind; a calibrated submission's points lie on the diagonal. "
+        "Second: how many maps of each class fall in each bin (stacked)." + note) + reliability
         + table(rows, ("p_ind bin", "maps", "InD fraction"))))
     return sections
