@@ -120,3 +120,10 @@ def test_spectral_not_available_is_explained(page, scored):
     assert f"only for the {n_spectral} of {len(result.instances)} planets" in table
     assert table.count("<td>not in subset</td>") == len(result.instances) - n_spectral
     assert "n/a" not in table
+
+
+def test_the_guide_follows_the_configured_weight():
+    guide = TASK.score_guide(TASK.load_config({"posterior_weight": 0.6}))
+    assert [g.key for g in guide] == list(TASK.score_keys)
+    assert guide[0].formula.startswith("0.6 × posterior_score + 0.4 × spectral_score")
+    assert all(g.better == "higher" and g.range.startswith("0 to 1000") for g in guide)
