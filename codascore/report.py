@@ -97,6 +97,13 @@ def figure_html(fig, alt: str, dpi: int = 90) -> str:
     return f"<img alt='{escape(alt)}' src='data:image/png;base64,{data}'>"
 
 
+def figure_row(figures: Iterable[str]) -> str:
+    """Several figures (each from :func:`figure_or_note`) side by side while the page is wide and one
+    under another in Codabench's ~760 px iframe, each at its own size: small figures in a row stay
+    readable where one wide grid would shrink."""
+    return "<div class='figures'>" + "".join(figures) + "</div>"
+
+
 _CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:1.5em;color:#1d2330;max-width:70em}
 h1{font-size:1.4em;margin-bottom:.2em} h2{font-size:1.15em;margin-top:1.6em;border-bottom:1px solid #dde}
@@ -109,6 +116,8 @@ img{max-width:100%;height:auto} code,pre{font-family:ui-monospace,Menlo,Consolas
 pre{white-space:pre-wrap;word-break:break-all}
 td{overflow-wrap:anywhere} table{max-width:100%}
 .guide{margin:.8em 0} .guide summary{font-weight:600;cursor:pointer} .guide td{text-align:left}
+.guide td code{overflow-wrap:normal}
+.figures{display:flex;flex-wrap:wrap;gap:.4em 1em;align-items:flex-start}
 @media (max-width:800px){body{margin:.6em} table{font-size:.85em} th,td{padding:.2em .35em}}
 """
 

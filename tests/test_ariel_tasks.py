@@ -217,12 +217,14 @@ def test_score_changes_nothing_it_is_given(demo):
     assert not any(key.startswith("_") for record in first.instances for key in record)
 
 
-def test_report_has_the_three_figures_and_escapes_names(demo):
+def test_report_has_its_figures_and_no_script(demo):
     result, reference, submission, config = _score(demo, "gaussian_baseline")
     sections = TASK.report(result, reference, submission, config)
     titles = [s.title for s in sections]
-    assert titles[:3] == ["Posterior score per target", "Marginal posteriors", "Spectra"]
-    assert all(s.html.count("data:image/png;base64,") == 1 for s in sections[:3])
+    assert titles == ["Posterior score per target", "Marginal posteriors", "Corner view of one planet", "Spectra",
+                      "Per planet"]
+    # One figure per planet for the marginals and the spectra (3 each), one for the rest.
+    assert [s.html.count("data:image/png;base64,") for s in sections] == [1, 3, 1, 3, 0]
     assert "<script" not in "".join(s.html for s in sections)
 
 

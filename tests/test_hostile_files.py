@@ -270,7 +270,7 @@ def test_a_figure_that_cannot_be_drawn_becomes_a_note_and_the_scores_stand(proje
     assert "Traceback" not in log.getvalue()
     assert "could not be drawn" in log.getvalue()
     page = (tmp_path / "output" / "detailed_results.html").read_text()
-    assert "The figure predicted against true could not be drawn" in page
+    assert "The figure predicted against true Omega_m could not be drawn" in page
     assert page.count("<img") >= 1  # the figures that can be drawn still are
     scores = json.loads((tmp_path / "output" / "scores.json").read_text())
     assert scores["R_squared"] == -9999999999.0

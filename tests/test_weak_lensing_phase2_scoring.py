@@ -144,7 +144,7 @@ def test_report_has_figures_and_reveals_no_per_instance_truth(tmp_path):
     code, stderr, out = score(tmp_path, result={"p_ind": p_ind.tolist()}, is_ood=is_ood.tolist())
     assert code == 0, stderr
     page = (out / "detailed_results.html").read_text()
-    assert page.count("data:image/png;base64,") == 2 and "ROC curve" in page and "reliability" in page
+    assert page.count("data:image/png;base64,") == 3 and "ROC curve" in page and "reliability" in page
     details = json.loads((out / "details.json").read_text())
     assert all(set(record) == {"id", "p_ind"} for record in details["instances"])
     assert "is_ood" not in stderr and str(is_ood.tolist()[:20])[1:-1] not in stderr + page

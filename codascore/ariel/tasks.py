@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ReferenceDataError
-from ..task import Result, Section, Task, progress
+from ..task import Result, ScoreGuide, Section, Task, progress
 from . import files
 from .metrics import TARGETS, final_score, posterior_exact_target_scores, posterior_target_scores_batch, spectral_score
 from .spectral_summaries import median_and_bound, posterior_quartiles
@@ -171,6 +171,26 @@ class ArielRetrieval(Task):
         # The report draws the quartile spectra of both sides for each spectral planet (by position).
         return Result(scores=scores, instances=instances, warnings=warnings, details=details,
                       report_data={"spectral_quartiles": quartiles})
+
+    def score_guide(self, config: dict) -> list[ScoreGuide]:
+        beta = float(config["posterior_weight"])
+        return [
+            ScoreGuide("score", f"{beta:g} × posterior_score + {1 - beta:g} × spectral_score (the posterior score "
+                       "alone when the reference has no spectral planet; docs/ariel.md#final-score)", "higher",
+                       "0 to 1000"),
+            ScoreGuide("posterior_score", "mean over planets and the 7 targets of 1000 × (1 − D), D the "
+                       "Kolmogorov–Smirnov distance between the submission's and the ground truth's marginals, "
+                       "each weighted sample first resampled to equal weights (one seeded draw) and clipped to "
+                       "the prior", "higher", "0 to 1000 (the ground truth itself scores about 989, not 1000: "
+                       "resampling noise)"),
+            ScoreGuide("spectral_score", "mean over the spectral-subset planets of max(1000 − (L(median) + "
+                       "L(IQR)) / 2, 0): L compares the submission's and the ground truth's forward-modelled "
+                       "spectra bin by bin in log₁₀ (100 × mean |difference|; of its square when the mean "
+                       "levels differ by 1 dex or more)", "higher", "0 to 1000"),
+            ScoreGuide("posterior_exact", "as posterior_score, but comparing the weighted marginal CDFs "
+                       "directly, without resampling (deterministic; a project addition)", "higher",
+                       "0 to 1000 (1000 only for the ground truth itself)"),
+        ]
 
     def report(self, result, reference, submission, config) -> list[Section]:
         from .report import report_sections

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ReferenceDataError
-from ..task import Result, Section, Task
+from ..task import Result, ScoreGuide, Section, Task
 from ..validate import is_number
 from . import files, metrics
 from .files import RESULT_FILE, write_result
@@ -87,6 +87,24 @@ class Phase1Task(Task):
                      for i, (s, c) in enumerate(zip(per_instance.tolist(), inside.tolist()))]
         return Result(scores=scores, instances=instances, warnings=warnings,
                       details={"lam": lam, "n_instances": len(truth)})
+
+    def score_guide(self, config: dict) -> list[ScoreGuide]:
+        lam = float(config["lam"])
+        return [
+            ScoreGuide("score", "mean over maps of −Σ_p [(μ_p − t_p)²/σ_p² + ln σ_p² + λ (μ_p − t_p)²], p in "
+                       f"(Omega_m, S_8), μ and σ the submitted mean and error, t the truth, λ = {lam:g}; "
+                       "floored at −10⁶ (docs/weak_lensing.md#phase-1-the-inference-score)", "higher",
+                       "−10⁶ to unbounded (narrow, correct errors grow it: σ = 0.01 on exact means gives "
+                       "18.42)"),
+            ScoreGuide("avg_coverage", "fraction of maps with μ − σ ≤ truth ≤ μ + σ, averaged over Omega_m "
+                       "and S_8; a calibrated Gaussian 1σ interval covers 0.683 (above: errors too wide; below: too "
+                       "narrow)", "higher", "0 to 1, best near 0.683 rather than 1"),
+            ScoreGuide("R_squared", "1 − Σ(t − μ)² / Σ(t − mean t)² per parameter, averaged over the two "
+                       "(scikit-learn r2_score)", "higher", "−∞ to 1 (0: no better than the mean truth)"),
+            ScoreGuide("MSE", "mean of (μ − t)² after scaling both by the training labels' mean and standard "
+                       "deviation per parameter", "lower", "0 to +∞ (1: an error of one training standard "
+                       "deviation)"),
+        ]
 
     def report(self, result: Result, reference: dict, submission: dict, config: dict) -> list[Section]:
         return phase1_report(reference["truth"], submission["means"], submission["errorbars"])
@@ -190,6 +208,24 @@ class Phase2Task(Task):
                       details={"ranking": config["ranking"], "eps": eps, "tpr_low_fpr_from": source,
                                "n_instances": len(is_ood)},
                       report_data={"ranked": ranked})
+
+    def score_guide(self, config: dict) -> list[ScoreGuide]:
+        eps = float(config["eps"])
+        likelihood = ("mean over maps of ln(probability given to the map's true class), i.e. y ln p_ind + "
+                      f"(1 − y) ln(1 − p_ind) with y = 1 for in-distribution maps, clipped to [ε, 1 − ε], "
+                      f"ε = {eps:g}; p_ind = 0.5 everywhere gives −0.6931")
+        likelihood_range = f"ln ε = {np.log(eps):.4f} to 0"
+        tpr = ("mean true positive rate (OoD maps flagged) at 100 false positive rates log-spaced from 0.001 "
+               "to 0.05, ranking ood_scores (or 1 − p_ind); a constant score gives 0.0127")
+        if config["ranking"] == "deployed":
+            first = ScoreGuide("score", "tpr_low_fpr (this phase ranks as the challenge was deployed)",
+                               "higher", "0 to 1")
+        else:
+            first = ScoreGuide("score", "log_likelihood (this phase ranks by the log-likelihood of p_ind)",
+                               "higher", likelihood_range)
+        return [first, ScoreGuide("tpr_low_fpr", tpr, "higher", "0 to 1"),
+                ScoreGuide("log_likelihood", likelihood + " (left out when no p_ind was submitted)", "higher",
+                           likelihood_range)]
 
     def report(self, result: Result, reference: dict, submission: dict, config: dict) -> list[Section]:
         return phase2_report(reference["is_ood"], submission["p_ind"], result.report_data["ranked"],
