@@ -49,7 +49,8 @@ def report_sections(kind: str, result: Result) -> list[Section]:
     if kind == "MLC":
         explain += " An MLC instance has one Err and MaxErr per test line, so its row leaves them empty."
     sections = [Section("Per-instance scores", html.paragraph(explain) + html.table(
-        rows, ["instance", "family", "status", "score", "Err", "MaxErr (trivial)", "reason"], max_rows=500))]
+        rows, ["instance", "family", "status", "score", "Err", "MaxErr (trivial)", "reason"], max_rows=500,
+        text_columns=(6,)))]
     points = result.report_data.get("points", [])
     if points:
         figure = html.figure_or_note("Err against MaxErr", lambda: _error_figure(kind, points))
