@@ -1,5 +1,5 @@
-"""Sections of detailed_results.html for the SRBench tasks, and their "how to read this page" lines.
-Every submitted string is escaped (by codascore.report.table, which escapes every cell)."""
+"""Sections of detailed_results.html for the SRBench tasks, and their "how to read this page" lines
+(docs/srbench.md#the-results-page). Every submitted string is escaped (by codascore.report.table, which escapes every cell)."""
 
 from __future__ import annotations
 

@@ -68,7 +68,8 @@ def json_records(frame) -> list[dict]:
 
 def accuracy_complexity(per_dataset) -> dict[str, dict[str, list]]:
     """The report's accuracy-against-complexity points: per dataset, each method's aggregated R² and
-    simplicity ([r2, simplicity], None where missing), the submission among the pool's methods."""
+    simplicity ([r2, simplicity], None where missing), the submission among the pool's methods
+    (docs/srbench.md#the-results-page)."""
     points: dict[str, dict[str, list]] = {}
     for row in json_records(per_dataset[["algorithm", "dataset", "r2", "simplicity"]]):
         points.setdefault(row["dataset"], {})[row["algorithm"]] = [row["r2"], row["simplicity"]]

@@ -1,7 +1,8 @@
 """The UAI report sections: how a score is computed, the per-instance table, Err against the trivial
 solver's error per instance family, and new best answers.
 
-Built from the Result alone (score() returns every number the page shows); no file I/O.
+Built from the Result alone (score() returns every number the page shows); no file I/O
+(docs/uai.md#the-results-page).
 """
 
 from __future__ import annotations
