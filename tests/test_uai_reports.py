@@ -53,3 +53,26 @@ def test_guide_names_each_task_error():
     assert "Hellinger" in TASKS["uai.mar"].score_guide(TASKS["uai.mar"].load_config({}))[0].formula
     assert "log10 Z" in TASKS["uai.pr"].score_guide(TASKS["uai.pr"].load_config({}))[0].formula
     assert "test line" in TASKS["uai.mlc"].score_guide(TASKS["uai.mlc"].load_config({}))[0].formula
+
+
+def test_without_valid_answers_the_family_table_stays_and_no_figure_is_drawn(monkeypatch):
+    from codascore.task import Result
+
+    drawn = watch_figures(monkeypatch)
+    result = Result(scores={}, instances=[{"id": "a", "family": "grid", "status": "missing", "score": 0.0,
+                                           "reason": "missing result file a.uai.PR"}], report_data={"points": []})
+    section = next(s for s in report_sections("PR", result) if s.title.startswith("Error against"))
+    assert not drawn and "no error to plot" in section.html
+    assert "<tr><td>grid</td><td>1</td><td>0</td><td>0</td></tr>" in section.html
+
+
+def test_long_family_names_stay_inside_the_figure(monkeypatch):
+    from codascore.task import Result
+
+    drawn = watch_figures(monkeypatch)
+    families = ["ObjectDetection_with_a_very_long_suffix", "Promedas"]
+    instances = [{"id": f, "family": f, "status": "ok", "score": 50.0, "error": 0.5, "max_error": 1.0}
+                 for f in families]
+    result = Result(scores={}, instances=instances, report_data={"points": [(1.0, 0.5, f) for f in families]})
+    report_sections("PR", result)
+    assert len(drawn) == 1 and not drawn[0][1], drawn

@@ -235,8 +235,9 @@ def _draw_tradeoff(ax, points: dict[str, tuple[float, float]], colors: dict[str,
 
 def _tradeoff_sections(result: Result) -> list[Section]:
     """Accuracy against complexity: pooled over datasets, then one small panel per dataset."""
-    data = result.report_data.get("accuracy_complexity", {})
-    if not data:
+    data = {dataset: methods for dataset, methods in result.report_data.get("accuracy_complexity", {}).items()
+            if _tradeoff_points(methods)}
+    if not data:  # no method has both values anywhere: nothing to draw
         return []
     names = list(dict.fromkeys(name for methods in data.values() for name in methods))
     colors = _method_colors(names)

@@ -53,10 +53,10 @@ def report_sections(kind: str, result: Result) -> list[Section]:
         rows, ["instance", "family", "status", "score", "Err", "MaxErr (trivial)", "reason"], max_rows=500,
         text_columns=(6,)))]
     points = result.report_data.get("points", [])
-    if points:
-        figure = html.figure_or_note("Err against MaxErr", lambda: _error_figure(kind, points))
-        sections.append(Section("Error against the trivial solver, per instance family",
-                                figure + _family_table(result.instances)))
+    figure = (html.figure_or_note("Err against MaxErr", lambda: _error_figure(kind, points)) if points else
+              "<p class='note'>No valid answer of non-zero likelihood: no error to plot.</p>")
+    sections.append(Section("Error against the trivial solver, per instance family",
+                            figure + _family_table(result.instances)))
     if result.details.get("new_best"):
         rows = [(b["id"], b["log10_value"]) for b in result.details["new_best"]]
         sections.append(Section("New best answers", html.paragraph(
@@ -78,10 +78,14 @@ def _family_table(instances: list[dict]) -> str:
 def _error_figure(kind: str, points: list[tuple]) -> str:
     """Err against MaxErr on log axes, one point per valid answer (per test line for MLC), coloured by the
     instance family, with the line Err = MaxErr where the score reaches 0."""
-    fig, ax = html.new_figure(5.6, 4.4, right=1 - 1.6 / 5.6, left=0.85 / 5.6)
     trivial_err = np.array([p[0] for p in points], dtype=float)
     err = np.array([p[1] for p in points], dtype=float)
     family = [str(p[2]) if len(p) > 2 else "" for p in points]
+    # the legend right of the axes fits the longest label (about 0.065 in per character at 8 pt)
+    longest = max(len(label) for label in [*map(_short, family), "Err = MaxErr"])
+    left, axes_width, right = 0.85, 3.9, 0.55 + 0.065 * longest
+    width = left + axes_width + right
+    fig, ax = html.new_figure(width, 4.4, left=left / width, right=1 - right / width)
     # errors below 1e-9 are rounding (an exact answer); they sit on the floor with the zeros
     positive = np.r_[trivial_err, err]
     positive = positive[positive > 1e-9]
@@ -104,10 +108,11 @@ def _error_figure(kind: str, points: list[tuple]) -> str:
               borderaxespad=0)
     unit = "test line" if kind == "MLC" else "validly answered instance"
     return html.paragraph(f"One point per {unit}, coloured by instance family. Points on the grey line score "
-                          "0, points on the dotted line 50, points further below score more (100 at Err = 0); "
-                          "errors of 0 are drawn at the lower edge.") + html.figure_html(fig, "Err vs MaxErr")
+                          "0, points on the dotted line 50, points further below score more. Errors of 0 (below "
+                          "1e-9) are drawn on the lower edge (Err, a score of 100) or the left edge (MaxErr: the "
+                          "trivial answer was already exact).") + html.figure_html(fig, "Err vs MaxErr")
 
 
-def _short(name: str, limit: int = 18) -> str:
+def _short(name: str, limit: int = 24) -> str:
     """A legend label that fits the space right of the axes."""
     return name if len(name) <= limit else name[:limit - 1] + "…"
