@@ -113,3 +113,16 @@ def test_guides_state_each_track_rule(name, words):
     assert all(word in text for word in words), text
     page = render_page("t", name, {"score": 1.0}, [], [], guide=guide)
     assert "How to read this page" in page
+
+
+def test_qualification_page_draws_both_methods_r2_per_dataset(monkeypatch):
+    from codascore.srbench.report import table_report
+
+    drawn = watch_figures(monkeypatch, srbench_report)
+    rows = [("friedman1_standin", 0.85, 0.68, -1.0), ("a_dataset_with_a_long_long_name", -1e6, 0.5, 1.0)]
+    result = Result(scores={}, details={"accuracy_source": "string", "table": rows,
+                                        "table_header": ["dataset", "mean R² (submission)",
+                                                         "mean R² (LinearRegression)", "median rank difference"]})
+    section = table_report(result)[0]
+    assert "median of d over the seeds" in section.html and section.html.count("data:image/png;base64,") == 1
+    assert len(drawn) == 1 and not drawn[0][1], drawn

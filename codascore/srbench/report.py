@@ -145,7 +145,28 @@ def table_report(result: Result) -> list[Section]:
                "submission is better, 0 on a tie, +1 when it is worse or its run failed. The last column is the "
                "median of d over the seeds; the score is minus the mean of that column, and the submission "
                "qualifies when the score is above 0. ")
-    return [Section("Per dataset", paragraph(explain + note) + table(result.details["table"], header))]
+    rows = result.details["table"]
+    figure = figure_or_note("mean R² per dataset", lambda: _qualification_figure(rows)) if rows else ""
+    return [Section("Per dataset", paragraph(explain + note) + table(rows, header) + figure)]
+
+
+def _qualification_figure(rows) -> str:
+    """Each dataset's mean R² of the submission and of LinearRegression, side by side."""
+    names = [_short(str(r[0])) for r in rows][::-1]
+    left, axes_width, right = 0.25 + 0.085 * max(len(name) for name in names), 4.4, 0.3
+    width = left + axes_width + right
+    fig, ax = new_figure(width, 0.5 * len(rows) + 1.5, left=left / width, right=1 - right / width,
+                         top=1 - 0.55 / (0.5 * len(rows) + 1.5))
+    y = np.arange(len(rows))
+    shown = [[max(float(v), R2_SHOWN_FLOOR) if v is not None else R2_SHOWN_FLOOR for v in r[1:3]] for r in rows][::-1]
+    ax.barh(y + 0.2, [v[0] for v in shown], height=0.4, color="tab:orange", label="submission")
+    ax.barh(y - 0.2, [v[1] for v in shown], height=0.4, color="tab:blue", label="LinearRegression")
+    ax.set_yticks(y, names)
+    ax.set_xlim(min(0.0, *(min(v) for v in shown)) - 0.02, 1.02)
+    keep_ticks_inside(ax)
+    ax.set_xlabel(f"mean test R² over seeds (below {R2_SHOWN_FLOOR:g} drawn at {R2_SHOWN_FLOOR:g})")
+    ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=2, fontsize=8, borderaxespad=0.2)
+    return figure_html(fig, "mean R² per dataset, submission and LinearRegression")
 
 
 def realworld_report(result: Result) -> list[Section]:
