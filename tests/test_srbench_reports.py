@@ -14,7 +14,7 @@ from codascore.srbench import report as srbench_report
 from codascore.srbench.report import MODEL_SHOWN_CHARS, pareto_front, realworld_report, synthetic_report
 from codascore.srbench.tasks import accuracy_complexity
 from codascore.task import Result
-from figure_check import watch_figures
+from figure_text import overlapping_tick_labels, record_figures, texts_outside
 
 LONG_METHOD = "a_rather_long_reference_method_name_v2"
 
@@ -35,17 +35,16 @@ def _synthetic_result() -> Result:
 
 
 def test_synthetic_page_draws_every_label_inside_and_cuts_long_models(monkeypatch):
-    drawn = watch_figures(monkeypatch, srbench_report)
+    drawn = record_figures(monkeypatch, srbench_report)
     sections = synthetic_report(_synthetic_result())
     titles = [s.title for s in sections]
     assert titles == ["Per dataset", "Accuracy against complexity", "Rank against the reference pool",
                       "Models after simplification"]
     # the pooled figure, one panel per dataset, the rank chart: no text outside any of them
-    assert sorted(alt for alt, _ in drawn) == ["accuracy against complexity on exact_formula_easier",
-                                               "accuracy against complexity on featureselection_medium",
-                                               "accuracy against complexity, mean over datasets",
-                                               "final scores of the reference pool and the submission"]
-    assert all(not clipped for _, clipped in drawn), drawn
+    assert sorted(fig.axes[0].get_title() for fig in drawn) == [
+        "", "exact_formula_easier", "featureselection_medium", "mean over datasets"]  # "": the rank chart
+    assert [texts_outside(fig) for fig in drawn] == [[]] * 4
+    assert [overlapping_tick_labels(fig) for fig in drawn] == [[]] * 4
     tradeoff = sections[1].html
     assert tradeoff.count("data:image/png;base64,") == 3 and "<div class='figures'>" in tradeoff
     models = sections[3].html
@@ -58,7 +57,7 @@ def test_synthetic_page_draws_every_label_inside_and_cuts_long_models(monkeypatc
 
 
 def test_realworld_page_has_the_figure_and_a_five_column_table(monkeypatch):
-    drawn = watch_figures(monkeypatch, srbench_report)
+    drawn = record_figures(monkeypatch, srbench_report)
     result = Result(scores={}, details={
         "accuracy_source": "string", "pool": {"submission": 1.0, "linear_regression": 2.0},
         "table": [("value_cases", 0.97, -2.7, 3.0, 1.0, 0.0, 1.0, 0.0)], "table_header": ["unused"]},
@@ -68,7 +67,7 @@ def test_realworld_page_has_the_figure_and_a_five_column_table(monkeypatch):
     assert [s.title for s in sections] == ["Per target", "Accuracy against complexity",
                                            "Rank against the reference pool"]
     assert sections[0].html.count("<th>") == 5 and "<td>3 (1)</td>" in sections[0].html
-    assert drawn and all(not clipped for _, clipped in drawn), drawn
+    assert drawn and all(not texts_outside(fig) for fig in drawn)
 
 
 def test_pareto_front_keeps_the_non_dominated_methods_by_complexity():
@@ -118,11 +117,11 @@ def test_guides_state_each_track_rule(name, words):
 def test_qualification_page_draws_both_methods_r2_per_dataset(monkeypatch):
     from codascore.srbench.report import table_report
 
-    drawn = watch_figures(monkeypatch, srbench_report)
+    drawn = record_figures(monkeypatch, srbench_report)
     rows = [("friedman1_standin", 0.85, 0.68, -1.0), ("a_dataset_with_a_long_long_name", -1e6, 0.5, 1.0)]
     result = Result(scores={}, details={"accuracy_source": "string", "table": rows,
                                         "table_header": ["dataset", "mean R² (submission)",
                                                          "mean R² (LinearRegression)", "median rank difference"]})
     section = table_report(result)[0]
     assert "median of d over the seeds" in section.html and section.html.count("data:image/png;base64,") == 1
-    assert len(drawn) == 1 and not drawn[0][1], drawn
+    assert len(drawn) == 1 and not texts_outside(drawn[0]), texts_outside(drawn[0])
