@@ -35,16 +35,20 @@ def format_number(value: Any, digits: int = 6) -> str:
 
 
 def table(rows: Iterable[Sequence[Any]], header: Sequence[str], max_rows: int | None = None,
-          caption: str | None = None) -> str:
-    """An HTML table; every cell is formatted and escaped. Rows beyond max_rows are counted, not shown."""
+          caption: str | None = None, text_columns: Sequence[int] = ()) -> str:
+    """An HTML table; every cell is formatted and escaped. Rows beyond max_rows are counted, not shown.
+    The columns numbered in text_columns hold text (formulas, reasons): left-aligned."""
     rows = list(rows)
     shown = rows if max_rows is None else rows[:max_rows]
-    out = ["<table>"]
+    out = ["<table class='with-text'>" if text_columns else "<table>"]
     if caption:
         out.append(f"<caption>{escape(caption)}</caption>")
-    out.append("<tr>" + "".join(f"<th>{escape(h)}</th>" for h in header) + "</tr>")
+    out.append("<tr>" + "".join(f"<th class='text'>{escape(h)}</th>" if k in text_columns else f"<th>{escape(h)}</th>"
+                                for k, h in enumerate(header)) + "</tr>")
+    opening = ["<td class='text'>" if k in text_columns else "<td>" for k in range(len(header))]
     for row in shown:
-        out.append("<tr>" + "".join(f"<td>{escape(format_number(c))}</td>" for c in row) + "</tr>")
+        out.append("<tr>" + "".join(f"{opening[k] if k < len(opening) else '<td>'}{escape(format_number(c))}</td>"
+                                    for k, c in enumerate(row)) + "</tr>")
     out.append("</table>")
     if len(shown) < len(rows):
         out.append(f"<p class='note'>{len(rows) - len(shown)} more rows in details.json.</p>")
@@ -68,6 +72,14 @@ def new_figure(width: float = 6.4, height: float = 4.0, ncols: int = 1, nrows: i
     fig.subplots_adjust(**{**margins, **adjust})
     axes = fig.subplots(nrows, ncols, squeeze=True)
     return fig, axes
+
+
+def keep_ticks_inside(ax) -> None:
+    """Fix the axes' major ticks to those inside the current limits: a locator also labels ticks beyond
+    the limits, which are not drawn but still lie outside the figure (a check of clipped text sees them)."""
+    for axis, (lo, hi) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
+        lo, hi = min(lo, hi), max(lo, hi)
+        axis.set_ticks([t for t in axis.get_majorticklocs() if lo <= t <= hi])
 
 
 def figure_or_note(what: str, draw: Callable[[], str]) -> str:
@@ -118,6 +130,7 @@ td{overflow-wrap:anywhere} table{max-width:100%}
 .guide{margin:.8em 0} .guide summary{font-weight:600;cursor:pointer} .guide td{text-align:left}
 .guide td code{overflow-wrap:normal}
 .figures{display:flex;flex-wrap:wrap;gap:.4em 1em;align-items:flex-start}
+.with-text td{overflow-wrap:normal} .with-text .text{text-align:left;overflow-wrap:anywhere}
 @media (max-width:800px){body{margin:.6em} table{font-size:.85em} th,td{padding:.2em .35em}}
 """
 

@@ -55,6 +55,7 @@ def test_true_formulas_score_like_the_oracle_of_the_pool(root, tmp_path):
     assert ranks["featureselection_easy"]["property"] == 1.0  # no irrelevant feature is used
     html = (result.run_dir / "scoring" / "output" / "detailed_results.html").read_text()
     assert "Rank against the reference pool" in html and "data:image/png;base64" in html
+    assert "Accuracy against complexity" in html and "How to read this page" in html
 
 
 def test_invalid_injection_fails_with_exit_1_and_runs_nothing(root, tmp_path, monkeypatch):

@@ -55,6 +55,9 @@ def test_realworld_ranks_against_the_pool_with_expert_trust(root):
     # same models as the pool's linear_regression but a higher placeholder trust (3 vs 2): not worse
     assert pool["submission"] >= pool["linear_regression"]
     assert result.scores["mean_trust"] == 3.0
+    # the accuracy-against-complexity figure gets every method of the pool on every target
+    points = result.report_data["accuracy_complexity"]
+    assert points and all(set(methods) == set(pool) for methods in points.values())
 
 
 def test_realworld_without_expert_rating_warns_and_ranks_trust_zero(root, tmp_path):

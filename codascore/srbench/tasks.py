@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ReferenceDataError
-from ..task import Result, Section, Task
+from ..task import Result, ScoreGuide, Section, Task
 from . import files
 from .evaluation import DatasetSpec, RunData, score_runs
 from .metrics import final_scores, head_to_head, r2_score, rank_per_dataset, representative
@@ -64,6 +64,16 @@ def json_records(frame) -> list[dict]:
     """A DataFrame's rows as dicts, non-finite floats as None (JSON has no NaN)."""
     return [{k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in row.items()}
             for row in frame.to_dict("records")]
+
+
+def accuracy_complexity(per_dataset) -> dict[str, dict[str, list]]:
+    """The report's accuracy-against-complexity points: per dataset, each method's aggregated R² and
+    simplicity ([r2, simplicity], None where missing), the submission among the pool's methods
+    (docs/srbench.md#the-results-page)."""
+    points: dict[str, dict[str, list]] = {}
+    for row in json_records(per_dataset[["algorithm", "dataset", "r2", "simplicity"]]):
+        points.setdefault(row["dataset"], {})[row["algorithm"]] = [row["r2"], row["simplicity"]]
+    return points
 
 
 class ModelsTask(Task):
@@ -115,10 +125,15 @@ class ModelsTask(Task):
 
         ingest_models(Path(input_dir), Path(output_dir), Path(submission_dir), config)
 
-    def report(self, result: Result, reference, submission, config) -> list[Section]:
-        from .report import table_report
+    def score_guide(self, config: dict) -> list[ScoreGuide]:
+        from .report import GUIDES
 
-        return table_report(result)
+        return GUIDES[self.name](config)
+
+    def report(self, result: Result, reference, submission, config) -> list[Section]:
+        from .report import REPORTS
+
+        return REPORTS[self.name](result)
 
 
 # --------------------------------------------------------------------------- synthetic
@@ -181,12 +196,8 @@ class SyntheticTask(ModelsTask):
                    "pool": {name: float(v) for name, v in final["score"].items()},
                    "per_dataset": json_records(mine)}
         warnings = list(submission["warnings"]) + _run_warnings(records)
-        return Result(scores=scores, instances=run_instances(records), warnings=warnings, details=details)
-
-    def report(self, result: Result, reference: dict, submission: dict, config: dict) -> list[Section]:
-        from .report import synthetic_report
-
-        return synthetic_report(result)
+        return Result(scores=scores, instances=run_instances(records), warnings=warnings, details=details,
+                      report_data={"accuracy_complexity": accuracy_complexity(per_dataset)})
 
     def generate(self, root: Path, config: dict, progress=print, seed: int | None = None) -> None:
         from .generate import generate_synthetic
@@ -327,7 +338,8 @@ class RealworldTask(ModelsTask):
                    "pool": {k: float(v) for k, v in final["score"].items()}, "table": table_rows,
                    "table_header": ["dataset", "R² (representative run)", "simplicity", "trust", "rank R²",
                                     "rank simplicity", "rank trust", "harmonic mean"]}
-        return Result(scores=scores, instances=run_instances(records), warnings=warnings, details=details)
+        return Result(scores=scores, instances=run_instances(records), warnings=warnings, details=details,
+                      report_data={"accuracy_complexity": accuracy_complexity(per_dataset)})
 
     def generate(self, root: Path, config: dict, progress=print, seed: int | None = None) -> None:
         from .generate import generate_realworld

@@ -21,11 +21,11 @@ import numpy as np
 
 from ..errors import (AnswerError, FormatError, ReferenceDataError, TableTooLarge, TrivialAnswerError,
                       UsageError)
-from ..task import Result, Section, Task, progress
+from ..task import Result, ScoreGuide, Section, Task, progress
 from ..validate import Problems, is_finite_number, shown
 from . import files, metrics, result_files
 from .bucket_elimination import log10_mmap_value, mmap
-from .report import report_sections
+from .report import reading_guide, report_sections
 
 
 @dataclasses.dataclass
@@ -238,7 +238,7 @@ class UAITask(Task):
                 record.update(grade.fields)
                 if grade.new_best is not None:
                     new_best.append(grade.new_best)
-                points += grade.points
+                points += [(max_err, err, inst.family) for max_err, err in grade.points]
             warnings += [f"{inst.id}: {w}" for w in ans.warnings]
             records.append(record)
         warnings += partial_answer_warnings(records)
@@ -253,6 +253,9 @@ class UAITask(Task):
                       report_data={"points": points})
 
     # ----- report -----
+    def score_guide(self, config: dict) -> list[ScoreGuide]:
+        return reading_guide(self.kind, config)
+
     def report(self, result: Result, reference, submission, config: dict) -> list[Section]:
         return report_sections(self.kind, result)
 
