@@ -252,9 +252,10 @@ def measure_widths(pages: list[Path], width: int = IFRAME_WIDTH, parallel: int =
 
 
 def screenshot(page: Path, png: Path, width: int) -> None:
-    """A full-page PNG: a tall window, as the page's length cannot be known beforehand."""
+    """A full-page PNG: the window as tall as the page is at that width."""
+    height = int(evaluate(page, "return document.documentElement.scrollHeight;", width))
     with tempfile.TemporaryDirectory(prefix="codascore-shot-") as folder:
-        _headless(f"--window-size={width},6000", f"--screenshot={png}", page.as_uri(),
+        _headless(f"--window-size={width},{min(height, 30000)}", f"--screenshot={png}", page.as_uri(),
                   profile=Path(folder) / "profile")
     if not png.is_file():
         raise RuntimeError(f"chromium wrote no screenshot of {page}")
