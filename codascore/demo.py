@@ -90,11 +90,11 @@ document.querySelectorAll('th').forEach(function (th, column) {
 </script>"""
 
 
-def _number_cell(value: float | None, digits: int = 6) -> str:
+def _number_cell(value: float | None, style: str = ".6g") -> str:
     """A cell that sorts by value: blank when absent."""
     if value is None:
         return "<td></td>"
-    return f"<td data-value='{value!r}'>{value:.{digits}g}</td>"
+    return f"<td data-value='{value!r}'>{value:{style}}</td>"
 
 
 def write_index(out: Path, results: list[RunResult]) -> Path:
@@ -109,7 +109,7 @@ def write_index(out: Path, results: list[RunResult]) -> Path:
         page = r.run_dir / "scoring" / "output" / "detailed_results.html"
         link = (f"<a href='{html.escape(os.path.relpath(page, out))}'>report</a>" if page.is_file() else "")
         rows.append(f"<tr><td>{html.escape(r.task)}</td><td>{html.escape(r.submission)}</td>"
-                    f"<td>{html.escape(outcome(r)[0])}</td>{_number_cell(r.elapsed, 3)}"
+                    f"<td>{html.escape(outcome(r)[0])}</td>{_number_cell(r.elapsed, '.1f')}"
                     + "".join(_number_cell(r.scores.get(k)) for k in keys) + f"<td>{link}</td></tr>")
     header = ["task", "submission", "outcome", "seconds", *keys, "detailed results"]
     index = out / "index.html"

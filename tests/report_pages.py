@@ -6,9 +6,9 @@ pages themselves (tests/test_report_pages.py) and for ``make screenshots``.
   While it runs, every text that a figure draws is measured with the renderer of that save: texts that leave
   the figure by more than 1 px are recorded (docs/codabench.md#reports). srbench.synthetic is scored on data
   with one seed of ten (FEWER_RUNS): its demo data takes minutes per sample.
-- :func:`measure_width`: a page opened in headless Chromium at a given width, with an injected script that
-  returns document.documentElement's scrollWidth and clientWidth and every element reaching past the right
-  edge, written into the DOM that ``--dump-dom`` prints (:func:`evaluate`).
+- :func:`measure_widths`: pages shown in headless Chromium in iframes of a given width, as Codabench shows
+  them; an injected script returns each one's document.documentElement scrollWidth and clientWidth and every
+  element reaching past the right edge, written into the DOM that ``--dump-dom`` prints.
 - ``python tests/report_pages.py --out build/screenshots``: PNGs at 1400 px and 760 px of one page per task.
 """
 
@@ -24,7 +24,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -222,18 +221,14 @@ def _headless(*args: str, profile: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=120)
 
 
-def evaluate(page: Path, body: str, width: int = IFRAME_WIDTH):
-    """What the JavaScript function body returns (JSON) when run after load in a copy of page shown in a
-    window width px wide."""
-    script = ("<script>addEventListener('load', function () { var pre = document.createElement('pre');"
-              f" pre.id = 'codascore-result'; pre.textContent = JSON.stringify((function () {{{body}}})());"
-              " document.body.appendChild(pre); });</script>")
+def _run_script(page: Path, script: str, width: int, *flags: str):
+    """What the script, appended to a copy of page, writes as JSON into <pre id=codascore-result>."""
     with tempfile.TemporaryDirectory(prefix="codascore-page-") as folder:
         copy = Path(folder) / "page.html"
         text = page.read_text(encoding="utf-8")
         copy.write_text(text.replace("</body>", script + "</body>", 1) if "</body>" in text else text + script,
                         encoding="utf-8")
-        done = _headless(f"--window-size={width},2000", "--virtual-time-budget=5000", "--dump-dom",
+        done = _headless(f"--window-size={width},2000", "--virtual-time-budget=10000", "--dump-dom", *flags,
                          copy.as_uri(), profile=Path(folder) / "profile")
     found = RESULT.search(done.stdout)
     if not found:
@@ -241,14 +236,39 @@ def evaluate(page: Path, body: str, width: int = IFRAME_WIDTH):
     return json.loads(html.unescape(found.group(1)))
 
 
+def _after_load(expression: str) -> str:
+    return ("<script>addEventListener('load', function () { var pre = document.createElement('pre');"
+            f" pre.id = 'codascore-result'; pre.textContent = JSON.stringify({expression});"
+            " document.body.appendChild(pre); });</script>")
+
+
+def evaluate(page: Path, body: str, width: int = IFRAME_WIDTH):
+    """What the JavaScript function body returns (JSON) when run after load in a copy of page shown in a
+    window width px wide."""
+    return _run_script(page, _after_load(f"(function () {{{body}}})()"), width)
+
+
+def measure_widths(pages: list[Path], width: int = IFRAME_WIDTH, batch: int = 40) -> list[dict]:
+    """For each page, {scrollWidth, clientWidth, wide: [{tag, right, text}]} as shown in an iframe width px
+    wide, as Codabench shows it: one browser for a batch of pages, each in an iframe of a host page (file://
+    frames may be read with --allow-file-access-from-files)."""
+    measures = []
+    for start in range(0, len(pages), batch):
+        frames = "".join(f"<iframe src='{html.escape(p.resolve().as_uri())}' "
+                         f"style='display:block;border:0;width:{width}px;height:3000px'></iframe>"
+                         for p in pages[start:start + batch])
+        with tempfile.TemporaryDirectory(prefix="codascore-host-") as folder:
+            host = Path(folder) / "host.html"
+            host.write_text(f"<!DOCTYPE html><html><body style='margin:0'>{frames}</body></html>", encoding="utf-8")
+            measures += _run_script(host, _after_load(
+                "Array.from(document.querySelectorAll('iframe')).map(function (frame) {"
+                f" var document = frame.contentDocument; return (function () {{{MEASURE_SCRIPT}}})(); }})"),
+                width + 40, "--allow-file-access-from-files")
+    return measures
+
+
 def measure_width(page: Path, width: int = IFRAME_WIDTH) -> dict:
-    """{scrollWidth, clientWidth, wide: [{tag, right, text}]} of page shown in a window width px wide."""
-    return evaluate(page, MEASURE_SCRIPT, width)
-
-
-def measure_widths(pages: list[Path], width: int = IFRAME_WIDTH, parallel: int = 3) -> list[dict]:
-    with ThreadPoolExecutor(parallel) as pool:
-        return list(pool.map(lambda page: measure_width(page, width), pages))
+    return measure_widths([page], width)[0]
 
 
 def screenshot(page: Path, png: Path, width: int) -> None:

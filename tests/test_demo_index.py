@@ -86,7 +86,7 @@ def test_index_has_every_score_key_as_a_column_with_outcome_and_seconds(tmp_path
                             "MSE", "mean_r2", "detailed results"]
     columns = {name: [row[i] for row in cells.rows] for i, name in enumerate(cells.header)}
     assert [text for text, _ in columns["outcome"]] == ["scored", "scored", "failed as expected"]
-    assert [value for _, value in columns["seconds"]] == ["12.25", "101.5", "0.75"]
+    assert columns["seconds"] == [("12.2", "12.25"), ("101.5", "101.5"), ("0.8", "0.75")]
     assert columns["MSE"] == [("0.001", "0.001"), ("", None), ("", None)]
     assert columns["mean_r2"] == [("", None), ("0.5", "0.5"), ("", None)]
     assert columns["score"][2] == ("", None)  # no scores: blank, not a dash that would sort as text
