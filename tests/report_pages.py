@@ -27,6 +27,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import pytest
+
 #: Debian's package name and binary; CI installs it (.ci/run).
 CHROMIUM = "chromium"
 #: Codabench shows detailed_results.html in an iframe about this wide.
@@ -179,6 +181,13 @@ def score_samples(root: Path, fewer_runs: Path, out: Path) -> list[Page]:
     return pages
 
 
+@pytest.fixture(scope="session")
+def scored_pages(project_data, tmp_path_factory) -> list[Page]:
+    """Every sample's Page, computed once per test session (import the fixture into the test module)."""
+    fewer_runs = generate_fewer_runs(tmp_path_factory.mktemp("fewer_runs"))
+    return score_samples(project_data, fewer_runs, tmp_path_factory.mktemp("pages"))
+
+
 # --------------------------------------------------------------------------- the browser
 
 #: Run in the page after load: the widths, and every element reaching past the right edge (its outermost
@@ -205,8 +214,6 @@ def chromium() -> str | None:
 
 def require_chromium() -> None:
     """Skip the calling test where chromium is missing; under CI=true, which installs it (.ci/run), fail."""
-    import pytest
-
     if chromium():
         return
     message = f"{CHROMIUM} is not installed (apt-get install {CHROMIUM})"

@@ -7,10 +7,9 @@ import re
 from html.parser import HTMLParser
 from pathlib import Path
 
-from report_pages import evaluate, require_chromium
-
 from codascore.demo import SORT_SCRIPT, write_index
 from codascore.runner import RunResult
+from report_pages import evaluate, require_chromium
 
 
 class Cells(HTMLParser):

@@ -4,37 +4,31 @@ width, measured in headless Chromium (docs/codabench.md#reports)."""
 
 from __future__ import annotations
 
-import pytest
-
-import report_pages
-from report_pages import IFRAME_WIDTH, Page, measure_width, measure_widths, require_chromium
 from codascore.registry import get_task
 
-
-@pytest.fixture(scope="module")
-def pages(project_data, tmp_path_factory) -> list[Page]:
-    fewer_runs = report_pages.generate_fewer_runs(tmp_path_factory.mktemp("fewer_runs"))
-    return report_pages.score_samples(project_data, fewer_runs, tmp_path_factory.mktemp("pages"))
+import report_pages
+from report_pages import IFRAME_WIDTH, measure_width, measure_widths, require_chromium
+from report_pages import scored_pages  # noqa: F401  (the session fixture)
 
 
-def test_every_sample_is_scored_or_refused_as_its_task_expects(pages):
-    wrong = [f"{p.task} / {p.sample}: exit {p.exit_code}" for p in pages
+def test_every_sample_is_scored_or_refused_as_its_task_expects(scored_pages):
+    wrong = [f"{p.task} / {p.sample}: exit {p.exit_code}" for p in scored_pages
              if p.exit_code != (1 if get_task(p.task).expected_to_fail(p.sample) else 0)]
     assert not wrong
-    assert all(p.html.is_file() for p in pages)
+    assert all(p.html.is_file() for p in scored_pages)
 
 
-def test_no_text_of_any_figure_leaves_its_figure(pages):
-    assert sum(p.figures for p in pages) >= 20  # the figures were drawn and measured
-    offenders = [f"{p.task} / {p.sample} / {line}" for p in pages for line in p.clipped]
+def test_no_text_of_any_figure_leaves_its_figure(scored_pages):
+    assert sum(p.figures for p in scored_pages) >= 20  # the figures were drawn and measured
+    offenders = [f"{p.task} / {p.sample} / {line}" for p in scored_pages for line in p.clipped]
     assert not offenders, "\n".join(offenders)
 
 
-def test_no_page_overflows_codabench_iframe_width(pages):
+def test_no_page_overflows_codabench_iframe_width(scored_pages):
     require_chromium()
-    measures = measure_widths([p.html for p in pages])
+    measures = measure_widths([p.html for p in scored_pages])
     offenders = [f"{p.task} / {p.sample}: scrollWidth {m['scrollWidth']} > clientWidth {m['clientWidth']}, "
-                 f"wide: {m['wide'][:3]}" for p, m in zip(pages, measures)
+                 f"wide: {m['wide'][:3]}" for p, m in zip(scored_pages, measures)
                  if m["scrollWidth"] > m["clientWidth"] or m["wide"]]
     assert not offenders, "\n".join(offenders)
 
