@@ -282,8 +282,8 @@ def screenshot(page: Path, png: Path, width: int) -> None:
     """A full-page PNG: the window as tall as the page is at that width."""
     height = int(evaluate(page, "return document.documentElement.scrollHeight;", width))
     with tempfile.TemporaryDirectory(prefix="codascore-shot-") as folder:
-        _headless(f"--window-size={width},{min(height, 30000)}", f"--screenshot={png}", page.as_uri(),
-                  profile=Path(folder) / "profile")
+        _headless(f"--window-size={width},{min(height, 30000)}", f"--screenshot={png.resolve()}",
+                  page.resolve().as_uri(), profile=Path(folder) / "profile")
     if not png.is_file():
         raise RuntimeError(f"chromium wrote no screenshot of {page}")
 
@@ -294,6 +294,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("build/screenshots"))
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1])
     args = parser.parse_args(argv)
+    args.out, args.root = args.out.resolve(), args.root.resolve()
     if not chromium():
         print(f"no {CHROMIUM} on PATH (apt-get install {CHROMIUM})", file=sys.stderr)
         return 2
