@@ -3,7 +3,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install data demo test test-taurex test-image test-wheel wheel bundle logo image bench clean
+.PHONY: install data demo screenshots test test-taurex test-image test-wheel wheel bundle logo image bench clean
 
 ## The Python of Codabench's stock image, codalab/codalab-legacy:py312: python3.12 on PATH when it runs,
 ## else the newest 3.12 in pyenv's versions folder (or PYTHON312=...).
@@ -52,10 +52,16 @@ $(DATA_STAMP): $(STAMP) $(shell find codascore -name '*.py')
 demo: data
 	$(BIN)/codascore demo --out demo
 
+## screenshots: build/screenshots/TASK-SAMPLE-1400.png and -760.png, one scored page per task as a browser
+## shows it (1400 px, and Codabench's iframe width); needs chromium (apt-get install chromium)
+screenshots: data
+	$(BIN)/python tests/report_pages.py --out build/screenshots
+
 ## test: the whole test suite, a test file per worker (JOBS=1 runs it in one process). The TauREx tests
 ## run in their own environment (make test-taurex): TauREx 3.3 needs numpy >= 2, the image has 1.26.4.
 ## The runner's sandbox tests need bubblewrap (apt-get install bubblewrap): without it they are listed as
 ## skipped (-rs), and fail under CI=true.
+## Likewise the browser tests of the pages need chromium (apt-get install chromium).
 JOBS ?= 2
 ## The fuzz tests record their counts in build/fuzz (pytest-xdist hides a worker's output); printed after.
 FUZZ_REPORT := build/fuzz

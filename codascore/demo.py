@@ -66,22 +66,60 @@ def score_table(results: list[RunResult]) -> str:
     return "\n".join(lines)
 
 
+#: The index's only script: a click on a column header sorts the rows by that column, numbers by value (the
+#: cell's data-value), blanks last; a second click reverses. The index is local, never uploaded to Codabench.
+SORT_SCRIPT = """<script>
+document.querySelectorAll('th').forEach(function (th, column) {
+  th.addEventListener('click', function () {
+    var body = th.closest('table').tBodies[0], rows = Array.from(body.rows);
+    var down = th.dataset.order !== 'up';
+    th.dataset.order = down ? 'up' : 'down';
+    function key(row) {
+      var cell = row.cells[column];
+      return cell.dataset.value !== undefined ? parseFloat(cell.dataset.value) : cell.textContent;
+    }
+    rows.sort(function (a, b) {
+      var x = key(a), y = key(b);
+      if (x === '' || y === '') return (x === '') - (y === '');
+      var order = typeof x === 'number' ? x - y : x.localeCompare(y);
+      return down ? order : -order;
+    });
+    rows.forEach(function (row) { body.appendChild(row); });
+  });
+});
+</script>"""
+
+
+def _number_cell(value: float | None, style: str = ".6g") -> str:
+    """A cell that sorts by value: blank when absent."""
+    if value is None:
+        return "<td></td>"
+    return f"<td data-value='{value!r}'>{value:{style}}</td>"
+
+
 def write_index(out: Path, results: list[RunResult]) -> Path:
-    """out/index.html linking every run's detailed_results.html."""
+    """out/index.html: every run's task, submission, outcome, wall time, each score key in a column of its
+    own (blank when the run has none) and a link to its detailed_results.html; a click on a header sorts."""
     out.mkdir(parents=True, exist_ok=True)
+    keys = ["score"]
+    for result in results:
+        keys += [k for k in result.scores if k not in keys]
     rows = []
     for r in results:
         page = r.run_dir / "scoring" / "output" / "detailed_results.html"
         link = (f"<a href='{html.escape(os.path.relpath(page, out))}'>report</a>" if page.is_file() else "")
-        score = f"{r.scores['score']:.6g}" if "score" in r.scores else "–"
         rows.append(f"<tr><td>{html.escape(r.task)}</td><td>{html.escape(r.submission)}</td>"
-                    f"<td>{html.escape(outcome(r)[0])}</td><td>{score}</td><td>{link}</td></tr>")
+                    f"<td>{html.escape(outcome(r)[0])}</td>{_number_cell(r.elapsed, '.1f')}"
+                    + "".join(_number_cell(r.scores.get(k)) for k in keys) + f"<td>{link}</td></tr>")
+    header = ["task", "submission", "outcome", "seconds", *keys, "detailed results"]
     index = out / "index.html"
     index.write_text(
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>codascore demo</title>"
         "<style>body{font-family:system-ui,sans-serif;margin:2em}table{border-collapse:collapse}"
-        "td,th{border:1px solid #ccd;padding:.3em .7em}th{background:#eef1f7}</style></head><body>"
-        "<h1>codascore demo: every sample submission, scored as Codabench would</h1><table>"
-        "<tr><th>task</th><th>submission</th><th>outcome</th><th>score</th><th>detailed results</th></tr>"
-        + "".join(rows) + "</table></body></html>\n")
+        "td,th{border:1px solid #ccd;padding:.3em .7em}th{background:#eef1f7;cursor:pointer}"
+        "td[data-value]{text-align:right}</style></head><body>"
+        "<h1>codascore demo: every sample submission, scored as Codabench would</h1>"
+        "<p>Click a column header to sort by it (again to reverse); seconds is each run's wall time.</p><table>"
+        "<thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in header) + "</tr></thead><tbody>"
+        + "".join(rows) + "</tbody></table>" + SORT_SCRIPT + "</body></html>\n")
     return index
