@@ -127,7 +127,7 @@ td:first-child,th:first-child{text-align:left} .note{color:#556;font-size:.9em}
 img{max-width:100%;height:auto} code,pre{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.9em}
 pre{white-space:pre-wrap;word-break:break-all}
 td{overflow-wrap:anywhere} table{max-width:100%}
-.guide{margin:.8em 0} .guide summary{font-weight:600;cursor:pointer} .guide td{text-align:left}
+.guide{margin:.8em 0} .guide summary{font-weight:600;cursor:pointer} .guide td,.guide th{text-align:left}
 .guide td code{overflow-wrap:normal}
 .figures{display:flex;flex-wrap:wrap;gap:.4em 1em;align-items:flex-start}
 .with-text td{overflow-wrap:normal} .with-text .text{text-align:left;overflow-wrap:anywhere}
