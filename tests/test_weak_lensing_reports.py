@@ -39,6 +39,13 @@ def test_single_class_reference_has_no_roc_section():
     assert "ROC curve" not in [s.title for s in sections]
 
 
+def test_a_constant_submission_is_told_its_ranking_is_one_block():
+    is_ood = np.tile(np.array([0, 0, 1], dtype=np.int8), 100)
+    roc = next(s for s in phase2_report(is_ood, np.full(300, 0.5), np.full(300, 0.5), 1e-15, "1 - p_ind")
+               if s.title == "ROC curve")
+    assert "the ranking is a single block" in roc.html and "0 cut(s)" not in roc.html
+
+
 def _ranked_scores(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
     is_ood = np.r_[0, 1, rng.integers(0, 2, n - 2)]

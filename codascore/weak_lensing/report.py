@@ -233,8 +233,12 @@ def phase2_report(is_ood: np.ndarray, p_ind: np.ndarray | None, scores: np.ndarr
         roc_html = figure_or_note("ROC curve", draw_roc)
         sections.append(Section("ROC curve", paragraph(
             f"The maps are ranked by {source}, most OoD first, and the ranking is cut into blocks of at least "
-            f"{MIN_BIN_COUNT} maps (a cut never splits tied scores); the points are the ROC at the "
-            f"{len(cuts) - 2} cut(s), {in_band} of them inside the FPR band of tpr_low_fpr. Inside a block the "
+            f"{MIN_BIN_COUNT} maps (a cut never splits tied scores); "
+            + (f"the points are the ROC at the {len(cuts) - 2} cut(s), {in_band} of them inside the FPR band of "
+               "tpr_low_fpr. " if len(cuts) > 2 else
+               "here the ranking is a single block (tied scores, or too few maps for two), so no point lies "
+               "between the corners of the ROC. ")
+            + "Inside a block the "
             "order of the classes is not shown, so that no map's label can be read: the curve runs somewhere "
             f"in the shaded box between two points. From the boxes alone, tpr_low_fpr lies between {low:.4f} "
             f"and {high:.4f}; its value, {official:.4f}, is drawn across the band (red). The right panel has a "
