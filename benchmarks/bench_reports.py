@@ -5,6 +5,8 @@ against the scoring step's limit."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import time
 from pathlib import Path
 
@@ -35,7 +37,8 @@ def main() -> None:
         reference = task.load_reference(root / "reference_data" / name, config)
 
         def scored():
-            return task.score(reference, task.load_submission(sample, reference, config), config)
+            with contextlib.redirect_stderr(io.StringIO()):  # the scorer's progress lines, not the table's
+                return task.score(reference, task.load_submission(sample, reference, config), config)
 
         submission = task.load_submission(sample, reference, config)
         result = scored()
