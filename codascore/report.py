@@ -74,14 +74,6 @@ def new_figure(width: float = 6.4, height: float = 4.0, ncols: int = 1, nrows: i
     return fig, axes
 
 
-def keep_ticks_inside(ax) -> None:
-    """Fix the axes' major ticks to those inside the current limits: a locator also labels ticks beyond
-    the limits, which are not drawn but still lie outside the figure (a check of clipped text sees them)."""
-    for axis, (lo, hi) in ((ax.xaxis, ax.get_xlim()), (ax.yaxis, ax.get_ylim())):
-        lo, hi = min(lo, hi), max(lo, hi)
-        axis.set_ticks([t for t in axis.get_majorticklocs() if lo <= t <= hi])
-
-
 def figure_or_note(what: str, draw: Callable[[], str]) -> str:
     """The HTML that draw() returns (a figure built with :func:`new_figure` and :func:`figure_html`), or a
     short note when it cannot be drawn: extreme but valid values (a mean of 1e300, an error of 1e-300) can

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..report import figure_html, figure_or_note, figure_row, keep_ticks_inside, new_figure, paragraph, table
+from ..report import figure_html, figure_or_note, figure_row, new_figure, paragraph, table
 from ..task import Result, ScoreGuide, Section
 from .files import SUBMISSION
 
@@ -163,7 +163,6 @@ def _qualification_figure(rows) -> str:
     ax.barh(y - 0.2, [v[1] for v in shown], height=0.4, color="tab:blue", label="LinearRegression")
     ax.set_yticks(y, names)
     ax.set_xlim(min(0.0, *(min(v) for v in shown)) - 0.02, 1.02)
-    keep_ticks_inside(ax)
     ax.set_xlabel(f"mean test R² over seeds (below {R2_SHOWN_FLOOR:g} drawn at {R2_SHOWN_FLOOR:g})")
     ax.legend(loc="lower left", bbox_to_anchor=(0.0, 1.0), ncols=2, fontsize=8, borderaxespad=0.2)
     return figure_html(fig, "mean R² per dataset, submission and LinearRegression")
@@ -203,7 +202,6 @@ def _pool_sections(result: Result, unit: str = "datasets") -> list[Section]:
         ax.bar_label(bars, fmt="%.3g", padding=3, fontsize=9)
         ax.set_yticks(range(len(names)), labels)
         ax.set_xlim(0, max(max(pool.values()), 1e-9) * 1.15)
-        keep_ticks_inside(ax)
         ax.set_xlabel(f"final score (mean over {unit} of the harmonic mean of ranks)")
         return figure_html(fig, "final scores of the reference pool and the submission")
 
@@ -276,7 +274,6 @@ def _tradeoff_sections(result: Result) -> list[Section]:
         width = left + axes_width + right
         fig, ax = new_figure(width, 4.0, left=left / width, right=1 - right / width)
         _draw_tradeoff(ax, points, colors, small=False)
-        keep_ticks_inside(ax)
         ax.set_xlabel("complexity: −simplicity, about log₅(nodes)")
         ax.set_ylabel(f"R² (below {R2_SHOWN_FLOOR:g} drawn at {R2_SHOWN_FLOOR:g})")
         ax.set_title("mean over datasets", fontsize=10)
@@ -286,7 +283,6 @@ def _tradeoff_sections(result: Result) -> list[Section]:
     def draw_panel(dataset: str, methods: dict[str, list]) -> str:
         fig, ax = new_figure(2.6, 2.3, left=0.5 / 2.6, right=1 - 0.1 / 2.6, bottom=0.45 / 2.3, top=1 - 0.28 / 2.3)
         _draw_tradeoff(ax, _tradeoff_points(methods), colors, small=True)
-        keep_ticks_inside(ax)
         ax.tick_params(labelsize=7)
         ax.set_xlabel("complexity", fontsize=7, labelpad=1)
         ax.set_ylabel("R²", fontsize=7, labelpad=1)

@@ -100,7 +100,6 @@ def _error_figure(kind: str, points: list[tuple]) -> str:
                    marker=markers[k % len(markers)], label=_short(name or "(none)"), alpha=0.8)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    html.keep_ticks_inside(ax)
     ax.set_xlabel("MaxErr: error of the trivial answer")
     ax.set_ylabel("Err: error of the submission")
     ax.set_title(f"{kind}: error against the trivial error")
