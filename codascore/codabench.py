@@ -30,12 +30,14 @@ from typing import Any
 from . import __version__
 from .competition import read_task_config
 from .errors import ReferenceDataError, SubmissionError
+from .outcomes import ExitCode
 from .report import render_page
 from .sandbox import locate_submission
 from .task import Result, Section, Task, log
 from .validate import read_participant_yaml, shown
 
-EXIT_OK, EXIT_INVALID_SUBMISSION, EXIT_ORGANISER_ERROR, EXIT_INTERNAL_ERROR = 0, 1, 2, 3
+EXIT_OK, EXIT_INVALID_SUBMISSION = ExitCode.OK, ExitCode.INVALID
+EXIT_ORGANISER_ERROR, EXIT_INTERNAL_ERROR = ExitCode.ORGANISER_ERROR, ExitCode.BUG
 
 #: Written by the ingestion program when participant code failed; the scorer reports it.
 INGESTION_ERROR_FILE = "ingestion_error.txt"
