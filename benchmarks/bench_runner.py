@@ -35,7 +35,7 @@ def run_rows(tmp: Path) -> list[tuple]:
         for label, container in kinds:
             def once(label=label, container=container):
                 out = tmp / f"{task}-{sample}-{label}"
-                result = runner.run(task, submission, out, root=ROOT, quiet=True, container=container)
+                result = runner.run(task, submission, out, root=ROOT, container=container)
                 if not result.scored:
                     raise RuntimeError(f"{task}/{sample} under {label}: {result.violations or result.error}")
             times[label] = median_time(once, repeat=5)

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from . import __version__
 from .errors import CodascoreError, ReferenceDataError, UnknownTaskError, UsageError
+from .outcomes import exit_code_of
 from .registry import FAMILIES
 
 ROOT_HELP = "project folder holding competition.yaml, the programs and the data (default: the current folder)"
@@ -85,9 +86,10 @@ def cmd_ingest(args) -> int:
 
 
 def cmd_run(args) -> int:
-    from .containers import choose
+    from .containers import UNISOLATED_WARNING, choose
     from .errors import RunnerError
     from .runner import format_run, interpreter, run
+    from .runner.view import TerminalView
 
     try:
         python = interpreter(args.python) if args.python else None
@@ -97,12 +99,15 @@ def cmd_run(args) -> int:
         container = choose(args.docker, sandbox=not args.no_sandbox, python=python, network=not args.no_network)
     except RunnerError as exc:
         raise UsageError(str(exc)) from None
-    result = run(args.task, Path(args.submission), Path(args.out) if args.out else None, root=Path(args.root),
-                 time_limit=args.time_limit, python=python, container=container)
+    if not container.isolated:
+        print(UNISOLATED_WARNING, file=sys.stderr, flush=True)
+    result = run(args.task, Path(args.submission), Path(args.out) if args.out else None,
+                 root=Path(args.root) if args.root else None, time_limit=args.time_limit, python=python,
+                 container=container, observer=TerminalView())
     print(format_run(result))
     if result.scored:
         print(f"report: {result.run_dir / 'scoring' / 'output' / 'detailed_results.html'}")
-    return 0 if result.scored else 1
+    return exit_code_of(result.outcome)
 
 
 def cmd_validate(args) -> int:
@@ -322,7 +327,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("submission", type=existing_path, metavar="SUBMISSION", help="submission zip or folder")
     p.add_argument("--out", help="run folder (default: a new folder runs/TASK/SUBMISSION[-N]); an existing "
                                  "one is emptied only if it is a run folder")
-    p.add_argument("--root", default=".", help=ROOT_HELP)
+    p.add_argument("--root", help="project folder holding competition.yaml, the programs and the data (default: "
+                                  "the installed project's)")
     p.add_argument("--time-limit", type=float, help="seconds per step (default: the phase's limit)")
     p.add_argument("--python", metavar="PATH",
                    help="interpreter that runs python3/python in the metadata commands, e.g. a Python 3.12 "

@@ -33,18 +33,15 @@ from .errors import ReferenceDataError, SubmissionError
 from .outcomes import ExitCode
 from .report import render_page
 from .sandbox import locate_submission
+from .scores import clean_scores, scores_problems
 from .task import Result, Section, Task, log
-from .validate import read_participant_yaml, shown
+from .validate import read_participant_yaml
 
 EXIT_OK, EXIT_INVALID_SUBMISSION = ExitCode.OK, ExitCode.INVALID
 EXIT_ORGANISER_ERROR, EXIT_INTERNAL_ERROR = ExitCode.ORGANISER_ERROR, ExitCode.BUG
 
 #: Written by the ingestion program when participant code failed; the scorer reports it.
 INGESTION_ERROR_FILE = "ingestion_error.txt"
-#: Codabench stores scores as Decimal(20, 10): every stored value has |v| < 1e10 ...
-MAX_ABS_SCORE = 1e10
-#: ... so a value beyond this bound is clipped to it, with a warning naming the true value.
-MAX_STORABLE_SCORE = MAX_ABS_SCORE - 1
 #: Folder of a bundle's program that holds the pinned packages the stock image lacks (codascore.wheels).
 VENDOR_DIR = "vendor"
 #: The interpreter its wheels are built for: the stock image's CPython 3.12 on Linux x86_64.
@@ -102,45 +99,6 @@ def check_ingestion_outcome(res_dir: Path) -> None:
     if code not in (None, 0):
         raise SubmissionError(f"the ingestion step exited with code {code} (see the prediction step's logs); "
                               f"nothing to score")
-
-
-# --------------------------------------------------------------------------- scores.json
-
-def clean_scores(scores: dict[str, Any], task: Task) -> tuple[dict[str, float], list[str], dict[str, float],
-                                                           list[str]]:
-    """Plain-float copy of scores that Codabench can store, and what was changed to get it.
-
-    Codabench stores every leaderboard value as ``DecimalField(max_digits=20, decimal_places=10)``, so a
-    stored value must be finite with |v| < 1e10 (docs/bundles.md, "Storable scores"). A valid submission,
-    however bad, must still be scored, so a value outside that range (R², MSE, a property or a
-    log-likelihood of a very bad submission, an infinity included) is clipped to ±(1e10 - 1) and reported;
-    a NaN secondary value is left out (its column shows n/a).
-
-    Returns (scores, omitted keys, clipped keys with their true values, warnings). A key the task does not
-    declare, a non-number, or a missing or NaN primary ``score`` is a bug in the task: RuntimeError."""
-    cleaned: dict[str, float] = {}
-    omitted: list[str] = []
-    clipped: dict[str, float] = {}
-    warnings: list[str] = []
-    for key, value in scores.items():
-        if key not in task.score_keys:
-            raise RuntimeError(f"task {task.name} wrote undeclared score key {key!r}")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) and not hasattr(value, "__float__"):
-            raise RuntimeError(f"task {task.name}: score {key!r} is not a number: {shown(value)}")
-        number = float(value)
-        if math.isnan(number):
-            omitted.append(key)
-            warnings.append(f"score {key!r} is not a number (NaN) and was left out of scores.json")
-            continue
-        if abs(number) > MAX_STORABLE_SCORE:
-            clipped[key] = number
-            number = math.copysign(MAX_STORABLE_SCORE, number)
-            warnings.append(f"score {key!r} = {clipped[key]:.6g} is beyond what Codabench can store "
-                            f"(|value| < 1e10): clipped to {number:.10g}")
-        cleaned[key] = number
-    if "score" not in cleaned:
-        raise RuntimeError(f"task {task.name} produced no primary 'score' that is a number")
-    return cleaned, omitted, clipped, warnings
 
 
 def write_atomic(path: Path, text: str) -> None:
@@ -221,6 +179,8 @@ def score_main(argv: list[str]) -> int:
         stage = "scoring"
         result = task.score(reference, submission, config)
         scores, omitted, clipped, score_warnings = clean_scores(result.scores, task)
+        if problems := scores_problems(scores, ("score",)):  # the contract the runner holds us to
+            raise RuntimeError("; ".join(problems))
     except SubmissionError as exc:
         return _fail_submission(task, exc, warnings, output_dir)
     except ReferenceDataError as exc:

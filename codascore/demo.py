@@ -11,20 +11,23 @@ import os
 import sys
 from pathlib import Path
 
+from . import containers
 from .competition import project_root
+from .outcomes import ExitCode, Outcome, scoring_outcome
 from .registry import all_tasks, get_task
 from .runner import RunResult, format_run, run
 
 
 def outcome(result: RunResult) -> tuple[str, bool]:
-    """(status text, as expected?)"""
+    """(status text, as expected?): a sample its task expects to fail must be refused by the scorer
+    (Outcome.INVALID with its exit code); every other sample must score."""
     should_fail = get_task(result.task).expected_to_fail(result.submission)
-    if result.violations and result.exit_code == 0:
-        return "CONTRACT VIOLATION", False
-    if result.scored:
+    if result.outcome is Outcome.SCORED:
         return ("scored (expected to fail!)", False) if should_fail else ("scored", True)
-    if result.exit_code == 1 and not result.violations:
+    if result.outcome is Outcome.INVALID and result.exit_code is not None:
         return ("failed as expected", True) if should_fail else ("FAILED", False)
+    if result.violations and result.exit_code is not None and scoring_outcome(result.exit_code) is Outcome.SCORED:
+        return "CONTRACT VIOLATION", False
     return f"ERROR (exit {result.exit_code})", False
 
 
@@ -32,21 +35,24 @@ def run_demo(out: Path, root: Path | None = None, tasks: list[str] | None = None
     root = root or project_root()
     names = tasks or list(all_tasks())
     results: list[RunResult] = []
+    container = containers.choose()
+    if not container.isolated:
+        print(containers.UNISOLATED_WARNING, file=sys.stderr, flush=True)
     for name in names:
         samples_dir = root / "sample_submissions" / name
         if not samples_dir.is_dir():
             print(f"ERROR: no sample submissions for {name} in {samples_dir} (run `make data`)", file=sys.stderr)
-            return 2
+            return ExitCode.ORGANISER_ERROR
         for sample in sorted(p for p in samples_dir.iterdir() if p.is_dir()):
             print(f"running {name} / {sample.name} ...", file=sys.stderr, flush=True)
-            result = run(name, sample, out / name / sample.name, root=root, quiet=True)
+            result = run(name, sample, out / name / sample.name, root=root, container=container)
             results.append(result)
             if not outcome(result)[1]:
                 print(format_run(result), file=sys.stderr)
     print(score_table(results))
     index = write_index(out, results)
     print(f"\nreports: {index}")
-    return 0 if all(outcome(r)[1] for r in results) else 1
+    return ExitCode.OK if all(outcome(r)[1] for r in results) else ExitCode.INVALID
 
 
 def score_table(results: list[RunResult]) -> str:

@@ -212,8 +212,7 @@ def run_all(samples: list[Sample], python: str, work: Path, jobs: int) -> None:
     the sample fails the comparison."""
     def one(sample: Sample, leg: str) -> None:
         out = work / "runs" / leg / sample.bundle / sample.task / sample.path.name
-        result = runner.run(sample.task, sample.path, out, root=sample.root, quiet=True,
-                            python=python if leg == "image" else None)
+        result = runner.run(sample.task, sample.path, out, root=sample.root, python=python if leg == "image" else None)
         setattr(sample, leg, result)
         print(f"  {leg:<7} {sample.label}: exit {result.exit_code} in {result.elapsed:.1f} s", flush=True)
         if sample.image and sample.project and not verdict(sample):

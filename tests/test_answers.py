@@ -69,7 +69,7 @@ def test_the_perfect_submission_reaches_every_documented_bound(project_data, tmp
     bounds = {key: top for key, top in task.max_scores.items() if top is not None}
     assert bounds == ({} if name.startswith("uai.") else PERFECT_SCORES[name])
     assert task.write_perfect_submission(ref, tmp_path / "perfect", task_config(ref, name))
-    result = runner.run(name, tmp_path / "perfect", tmp_path / "run", root=project_data, quiet=True)
+    result = runner.run(name, tmp_path / "perfect", tmp_path / "run", root=project_data)
     assert result.scored, result.error
     for key, top in PERFECT_SCORES[name].items():
         assert result.scores[key] == pytest.approx(top, abs=1e-9), key
@@ -85,9 +85,9 @@ def test_real_world_tracks_have_no_perfect_submission_only_the_r2_bound(project_
 def test_the_weak_lensing_phase2_perfect_submission_beats_the_hedged_oracle(project_data, tmp_path):
     name, ref = "weak_lensing.phase2", project_data / "reference_data" / "weak_lensing.phase2"
     get_task(name).write_perfect_submission(ref, tmp_path / "perfect", task_config(ref, name))
-    perfect = runner.run(name, tmp_path / "perfect", tmp_path / "p", root=project_data, quiet=True)
+    perfect = runner.run(name, tmp_path / "perfect", tmp_path / "p", root=project_data)
     oracle = runner.run(name, project_data / "sample_submissions" / name / "oracle", tmp_path / "o",
-                        root=project_data, quiet=True)
+                        root=project_data)
     assert oracle.scores["score"] < perfect.scores["score"] <= 0
 
 

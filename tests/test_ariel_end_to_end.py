@@ -14,8 +14,7 @@ def _sample(root, name):
 
 
 def test_ground_truth_sample_scores_through_the_scoring_program(project_data, tmp_path):
-    result = runner.run(TASK, _sample(project_data, "ground_truth"), tmp_path / "run", root=project_data,
-                        quiet=True)
+    result = runner.run(TASK, _sample(project_data, "ground_truth"), tmp_path / "run", root=project_data)
     assert result.scored, (result.violations, result.error)
     assert set(result.scores) == {"score", "posterior_score", "spectral_score", "posterior_exact"}
     assert result.scores["posterior_score"] > 950 and result.scores["spectral_score"] > 990
@@ -27,15 +26,13 @@ def test_ground_truth_sample_scores_through_the_scoring_program(project_data, tm
 
 def test_invalid_sample_exits_1_naming_planet_dataset_index(project_data, tmp_path):
     result = runner.run(TASK, _sample(project_data, "invalid_negative_weight"), tmp_path / "run",
-                        root=project_data, quiet=True)
+                        root=project_data)
     assert result.exit_code == 1 and not result.scores and not result.violations
     assert "Planet_public3/weights[5]" in result.error
 
 
 def test_code_submission_runs_through_ingestion(project_data, tmp_path):
-    result = runner.run(TASK, _sample(project_data, "code_ridge_gaussian"), tmp_path / "run", root=project_data,
-                        quiet=True)
+    result = runner.run(TASK, _sample(project_data, "code_ridge_gaussian"), tmp_path / "run", root=project_data)
     assert result.scored, (result.violations, result.error)
-    point = runner.run(TASK, _sample(project_data, "point_mass"), tmp_path / "point", root=project_data,
-                       quiet=True)
+    point = runner.run(TASK, _sample(project_data, "point_mass"), tmp_path / "point", root=project_data)
     assert result.scores["score"] > point.scores["score"]

@@ -17,6 +17,7 @@ import pytest
 import yaml
 
 from codascore import containers, errors, runner, sandbox
+from codascore.outcomes import Outcome
 from codascore.weak_lensing import metrics
 from sandbox_fixture import bubblewrap_sandbox
 
@@ -30,8 +31,8 @@ def sample(root: Path, name: str) -> Path:
 
 
 def test_calibrated_sample_end_to_end_matches_the_metrics(project_data, tmp_path):
-    result = runner.run(TASK, sample(project_data, "calibrated"), tmp_path / "run", root=project_data, quiet=True)
-    assert result.scored, (result.violations, result.error)
+    result = runner.run(TASK, sample(project_data, "calibrated"), tmp_path / "run", root=project_data)
+    assert result.scored and result.outcome is Outcome.SCORED, (result.violations, result.error)
     truth = np.load(project_data / "reference_data" / TASK / "label_test.npy")[:, :2]
     submitted = json.loads((sample(project_data, "calibrated") / "result.json").read_text())
     expected = metrics.inference_score(truth, submitted["means"], submitted["errorbars"])
@@ -47,8 +48,9 @@ def test_calibrated_sample_end_to_end_matches_the_metrics(project_data, tmp_path
 
 
 def test_invalid_sample_fails_with_exit_1(project_data, tmp_path):
-    result = runner.run(TASK, sample(project_data, "invalid_nan"), tmp_path / "run", root=project_data, quiet=True)
+    result = runner.run(TASK, sample(project_data, "invalid_nan"), tmp_path / "run", root=project_data)
     assert result.exit_code == 1 and not result.scores and not result.violations
+    assert result.outcome is Outcome.INVALID
     assert "means[1333][1]" in result.error
 
 
@@ -65,7 +67,7 @@ def zip_with(path: Path, entries: dict[str, bytes], modes: dict[str, int] | None
 def test_zipped_wrapper_folder_is_scored_with_a_warning(project_data, tmp_path):
     data = (sample(project_data, "calibrated") / "result.json").read_bytes()
     archive = zip_with(tmp_path / "sub.zip", {"my_submission/result.json": data})
-    result = runner.run(TASK, archive, tmp_path / "run", root=project_data, quiet=True)
+    result = runner.run(TASK, archive, tmp_path / "run", root=project_data)
     assert result.scored
     details = json.loads((result.run_dir / "scoring" / "output" / "details.json").read_text())
     assert any("wrapper folder" in w for w in details["warnings"])
@@ -80,7 +82,7 @@ def test_zipped_wrapper_folder_is_scored_with_a_warning(project_data, tmp_path):
 def test_unsafe_zip_entries_are_refused_before_anything_is_written(project_data, tmp_path, name, mode, message):
     archive = zip_with(tmp_path / "evil.zip", {"result.json": b"{}", name: b"/etc/passwd"},
                        {name: mode} if mode else None)
-    result = runner.run(TASK, archive, tmp_path / "run", root=project_data, quiet=True)
+    result = runner.run(TASK, archive, tmp_path / "run", root=project_data)
     assert result.exit_code is None and not result.scores
     assert any(message in v for v in result.violations)
     assert not (tmp_path / "escaped.txt").exists() and not (tmp_path / "run" / "escaped.txt").exists()
@@ -89,7 +91,7 @@ def test_unsafe_zip_entries_are_refused_before_anything_is_written(project_data,
 
 def test_archive_over_the_size_limit_is_refused(project_data, tmp_path):
     archive = zip_with(tmp_path / "big.zip", {"result.json": b"0" * 5000})
-    result = runner.run(TASK, archive, tmp_path / "run", root=project_data, quiet=True, max_submission_bytes=1000)
+    result = runner.run(TASK, archive, tmp_path / "run", root=project_data, max_submission_bytes=1000)
     assert any("more than 1000 bytes" in v for v in result.violations)
 
 
@@ -118,8 +120,7 @@ def test_command_is_split_with_shlex_and_run_without_a_shell(project_data, tmp_p
     root = fake_root(project_data, tmp_path,
                      "python3 /app/program/probe.py /app/output '$HOME' && touch /app/output/pwned ; echo `id`",
                      PROBE)
-    result = runner.run(TASK, sample(project_data, "calibrated"), tmp_path / "run", root=root, quiet=True,
-                        container=bubblewrap_sandbox() if isolated else UNISOLATED)
+    result = runner.run(TASK, sample(project_data, "calibrated"), tmp_path / "run", root=root, container=bubblewrap_sandbox() if isolated else UNISOLATED)
     output = result.run_dir / "scoring" / "output"
     probe = json.loads((output / "argv.json").read_text())
     app_output = "/app/output" if isolated else str(output)
@@ -140,14 +141,13 @@ def wrapper_interpreter(folder: Path) -> tuple[Path, Path]:
 def test_run_python_maps_python3_onto_the_given_interpreter(project_data, tmp_path):
     root = fake_root(project_data, tmp_path, "python3 /app/program/probe.py /app/output", PROBE)
     wrapper, log = wrapper_interpreter(tmp_path)
-    result = runner.run(TASK, sample(project_data, "calibrated"), tmp_path / "run", root=root, quiet=True,
-                        python=str(wrapper), container=UNISOLATED)
+    result = runner.run(TASK, sample(project_data, "calibrated"), tmp_path / "run", root=root, python=str(wrapper), container=UNISOLATED)
     assert result.exit_code == 0 and result.scores == {"score": 1.0}, result.error
     program = result.run_dir / "scoring" / "program"
     assert log.read_text().splitlines() == [f"{wrapper} {program / 'probe.py'} {result.run_dir / 'scoring' / 'output'}"]
     # Without it, this interpreter runs the command and the wrapper is not called again.
     assert runner.run(TASK, sample(project_data, "calibrated"), tmp_path / "again", root=root,
-                      quiet=True, container=UNISOLATED).exit_code == 0
+                      container=UNISOLATED).exit_code == 0
     assert len(log.read_text().splitlines()) == 1
 
 
@@ -167,8 +167,8 @@ def test_cli_run_python_uses_the_interpreter_or_names_a_missing_one(project_data
 def test_contract_check_reports_missing_and_non_finite_keys(project_data, tmp_path):
     script = PROBE.replace('{"score": 1.0}', '{"score": float("nan")}')
     root = fake_root(project_data, tmp_path, "python3 /app/program/probe.py /app/output", script)
-    result = runner.run(TASK, sample(project_data, "calibrated"), tmp_path / "run", root=root, quiet=True)
-    assert not result.scored
+    result = runner.run(TASK, sample(project_data, "calibrated"), tmp_path / "run", root=root)
+    assert not result.scored and result.outcome is Outcome.FAILED
     assert any("'score' = nan" in v for v in result.violations)
     assert any("lacks the column key 'avg_coverage'" in v for v in result.violations)
 
@@ -178,9 +178,8 @@ def test_time_limit_is_enforced(project_data, tmp_path):
                      "import time, subprocess, sys\n"
                      "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
                      "time.sleep(60)\n")
-    result = runner.run(TASK, sample(project_data, "calibrated"), tmp_path / "run", root=root, quiet=True,
-                        time_limit=1.0)
-    assert result.exit_code is None and not result.scores
+    result = runner.run(TASK, sample(project_data, "calibrated"), tmp_path / "run", root=root, time_limit=1.0)
+    assert result.exit_code is None and not result.scores and result.outcome is Outcome.TIMED_OUT
     assert "Execution Time Limit exceeded" in result.error
     assert result.elapsed < 30
 
@@ -238,3 +237,19 @@ def test_the_sandbox_shows_the_given_interpreters_own_environment(tmp_path):
                            text=True)
     assert container.kind == "bwrap"
     assert found.returncode == 0 and found.stdout.split() == ["other", str(other)], found.stderr
+
+
+def test_the_library_entry_prints_nothing_and_reads_the_warnings_from_the_logs(project_data, tmp_path, capfd):
+    """runner.run is what the judge calls in a loop: no terminal output, even unisolated; what the steps
+    warned is read back from their logs, once each."""
+    root = fake_root(project_data, tmp_path, "python3 /app/program/probe.py /app/output",
+                     PROBE + "print('WARNING: twice', file=sys.stderr)\nprint('WARNING: twice', file=sys.stderr)\n")
+    result = runner.run(TASK, sample(project_data, "calibrated"), tmp_path / "run", root=root, container=UNISOLATED)
+    assert result.exit_code == 0 and result.warnings == ["WARNING: twice"]
+    out, err = capfd.readouterr()
+    assert out == "" and err == ""
+
+
+def test_the_layout_names_root_when_a_program_is_missing(project_data, tmp_path):
+    with pytest.raises(errors.RunnerError, match="--root"):
+        runner.run(TASK, sample(project_data, "calibrated"), tmp_path / "run", root=tmp_path / "empty")

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from codascore import runner, zips
+from codascore.outcomes import Outcome
 from codascore.cli import main as cli_main
 
 TASK = "weak_lensing.phase1"
@@ -32,7 +33,7 @@ def write_zip(path: Path, entries: list[tuple[str, bytes]]) -> Path:
 
 def assert_refused(result: runner.RunResult, reason: str) -> None:
     """Refused before any step ran, with one line that names the reason."""
-    assert result.exit_code is None and not result.scores
+    assert result.exit_code is None and not result.scores and result.outcome is Outcome.INVALID
     assert len(result.violations) == 1 and "\n" not in result.violations[0], result.violations
     assert reason in result.violations[0], result.violations
     assert "Traceback" not in result.error
@@ -49,7 +50,7 @@ def assert_refused(result: runner.RunResult, reason: str) -> None:
 ], ids=["dot", "long-name", "long-utf8-name", "file-then-folder", "folder-then-file", "folder-entry-and-file"])
 def test_entries_that_cannot_be_created_are_refused(project_data, tmp_path, entries, reason):
     archive = write_zip(tmp_path / "sub.zip", [("result.json", result_json(project_data)), *entries])
-    result = runner.run(TASK, archive, tmp_path / "run", root=project_data, quiet=True)
+    result = runner.run(TASK, archive, tmp_path / "run", root=project_data)
     assert_refused(result, reason)
 
 
@@ -57,7 +58,7 @@ def test_an_archive_at_the_entry_limit_is_refused(project_data, tmp_path):
     entries = [("result.json", result_json(project_data))]
     entries += [(f"f/{i}", b"") for i in range(zips.MAX_ARCHIVE_MEMBERS - 1)]
     archive = write_zip(tmp_path / "many.zip", entries)
-    result = runner.run(TASK, archive, tmp_path / "run", root=project_data, quiet=True)
+    result = runner.run(TASK, archive, tmp_path / "run", root=project_data)
     assert_refused(result, f"{zips.MAX_ARCHIVE_MEMBERS} entries, at or over the limit")
 
 
@@ -84,7 +85,7 @@ ALIAS_BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
 def test_the_submission_metadata_is_read_with_bounds(project_data, tmp_path, text, reason):
     archive = write_zip(tmp_path / "sub.zip", [("metadata.yaml", text.encode())])
     started = time.monotonic()
-    result = runner.run(TASK, archive, tmp_path / "run", root=project_data, quiet=True)
+    result = runner.run(TASK, archive, tmp_path / "run", root=project_data)
     assert_refused(result, reason)
     assert "metadata.yaml" in result.violations[0]
     assert time.monotonic() - started < 60  # the bomb is refused, not expanded (a generous bound, no timing)

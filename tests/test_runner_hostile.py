@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from codascore import bundle, containers, runner
+from codascore import bundle, runner
 from sandbox_fixture import bubblewrap_sandbox
 
 #: Tried at import (model.py, regressor.py) or at each run (solver.py); every outcome goes into the
@@ -127,7 +127,7 @@ def test_hostile_code_is_contained_by_the_sandbox(project_data, tmp_path, capfd,
     outside = tmp_path / "outside.txt"
     library, program = bundle.LIBRARY_DIR, project_data / "ingestion_program"
     submission = hostile_submission(tmp_path / "hostile", task, project_data, outside, marker, library, program)
-    result = runner.run(task, submission, tmp_path / "run", root=project_data, quiet=True, container=container,
+    result = runner.run(task, submission, tmp_path / "run", root=project_data, container=container,
                         time_limit=120)
     found = reports(result.run_dir)
     assert found, (result.error, list((result.run_dir / "prediction" / "output").iterdir()))
@@ -143,17 +143,19 @@ def test_hostile_code_is_contained_by_the_sandbox(project_data, tmp_path, capfd,
 
 def test_without_a_sandbox_the_runner_warns_and_the_attempts_succeed(project_data, tmp_path, capfd):
     """The same submission unsandboxed: its reads succeed and its daemon survives (so the test above can
-    fail), and the runner says on every run that the step is not isolated."""
+    fail), and `codascore run` says on every run that the step is not isolated (the library prints nothing)."""
+    from codascore.cli import main as cli_main
+
     task, marker = "uai.pr", f"codascore-hostile-{uuid.uuid4().hex}"
     submission = hostile_submission(tmp_path / "hostile", task, project_data, tmp_path / "outside.txt", marker,
                                     tmp_path / "library", tmp_path / "program")
     (tmp_path / "library").mkdir()
     (tmp_path / "program").mkdir()
     try:
-        result = runner.run(task, submission, tmp_path / "run", root=project_data, quiet=True,
-                            container=containers.Container("none"))
+        cli_main(["run", task, str(submission), "--root", str(project_data), "--out", str(tmp_path / "run"),
+                  "--no-sandbox"])
         assert "NOT isolated" in capfd.readouterr().err
-        found = reports(result.run_dir)
+        found = reports(tmp_path / "run")
         assert found and all(a["read the reference data by absolute path"] == "succeeded" for a in found)
         assert all(a["read the reference data by relative path"] == "succeeded" for a in found)
         assert (tmp_path / "outside.txt").exists() and (tmp_path / "library" / marker).exists()

@@ -12,6 +12,8 @@ import pytest
 import yaml
 
 from codascore import containers, runner, task
+from codascore.runner import logs
+from codascore.runner.view import StepView, TerminalView
 from codascore.cli import main as cli_main
 
 TASK = "weak_lensing.phase1"
@@ -49,7 +51,7 @@ def test_a_progress_line_is_written_at_most_every_interval_and_each_percent_and_
     assert not counter.update(1000, failed=3)
     assert stream.getvalue().splitlines() == ["progress: models scored 0/1000", "progress: models scored 10/1000",
                                               "progress: models scored 1000/1000 (3 failed)"]
-    assert all(runner.PROGRESS_LINE.match(line) for line in stream.getvalue().splitlines())
+    assert all(logs.PROGRESS_LINE.match(line) for line in stream.getvalue().splitlines())
 
 
 def test_a_small_total_writes_each_count_after_the_interval():
@@ -81,7 +83,7 @@ def test_the_view_echoes_each_warning_once_and_shows_the_latest_count(tmp_path):
     log = tmp_path / "scoring_stderr.txt"
     log.write_text("codascore scoring program\nprogress: models scored 3/160\nWARNING: 1 of 160 runs have no mod")
     clock, stream = Clock(), io.StringIO()
-    view = runner.StepView("scoring", [log], stream=stream, clock=clock)
+    view = StepView("scoring", [log], stream=stream, clock=clock)
     view.poll()
     assert stream.getvalue() == ""          # a half-written line waits; nothing is shown before 2 s
     with log.open("a") as handle:
@@ -105,7 +107,7 @@ def test_on_a_terminal_the_view_redraws_one_line_and_clears_it_for_a_warning(tmp
     log = tmp_path / "ingestion_stderr.txt"
     log.write_text("")
     clock, stream = Clock(), Terminal()
-    view = runner.StepView("prediction", [log], stream=stream, clock=clock)
+    view = StepView("prediction", [log], stream=stream, clock=clock)
     clock.now = 3.0
     view.poll()
     assert stream.getvalue() == "\r\x1b[K[prediction] running, 3 s"
@@ -123,7 +125,7 @@ def test_a_quiet_view_shows_nothing_but_keeps_the_warnings(tmp_path):
     log = tmp_path / "scoring_stderr.txt"
     log.write_text("WARNING: something partial\nprogress: x 1/2\n")
     clock, stream, shown = Clock(), Terminal(), []
-    view = runner.StepView("scoring", [log], stream=stream, quiet=True, shown_warnings=shown, clock=clock)
+    view = StepView("scoring", [log], stream=stream, quiet=True, shown_warnings=shown, clock=clock)
     clock.now = 10.0
     view.poll()
     view.finish()
@@ -131,17 +133,17 @@ def test_a_quiet_view_shows_nothing_but_keeps_the_warnings(tmp_path):
 
 
 def test_a_participants_log_cannot_drive_the_terminal_or_flood_it(tmp_path, monkeypatch):
-    monkeypatch.setattr(runner, "MAX_SHOWN_WARNINGS", 3)
+    monkeypatch.setattr("codascore.runner.view.MAX_SHOWN_WARNINGS", 3)
     log = tmp_path / "program_stderr.txt"
     log.write_text("WARNING: \x1b]0;owned\x07 title\n" + "".join(f"WARNING: number {i}\n" for i in range(10))
                    + "WARNING: " + "x" * 5000 + "\n")
     stream = io.StringIO()
-    view = runner.StepView("prediction", [log], stream=stream, clock=Clock())
+    view = StepView("prediction", [log], stream=stream, clock=Clock())
     view.finish()
     assert stream.getvalue().splitlines() == ["WARNING: ?]0;owned? title", "WARNING: number 0", "WARNING: number 1",
                                               "(more than 3 warnings: the rest are in the logs)"]
     assert len(view.warnings) == 3
-    assert runner.printable("WARNING: " + "x" * 5000).endswith("x ...")
+    assert logs.printable("WARNING: " + "x" * 5000).endswith("x ...")
 
 
 # --------------------------------------------------------------------------- through the runner
@@ -169,12 +171,14 @@ def scorer_root(project_data: Path, tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("quiet", [False, True])
-def test_the_run_shows_a_steps_progress_and_warnings_unless_quiet(project_data, tmp_path, capsys, monkeypatch,
-                                                                    quiet):
-    monkeypatch.setattr(runner, "QUIET_SECONDS", 0.0)  # show the counter however fast the step is
+def test_the_run_shows_a_steps_progress_and_warnings_with_a_terminal_view_only(project_data, tmp_path, capsys,
+                                                                                 monkeypatch, quiet):
+    """The library entry prints nothing; the terminal view, which `codascore run` hands it, shows the steps."""
+    monkeypatch.setattr("codascore.runner.view.QUIET_SECONDS", 0.0)  # show the counter however fast the step is
     root = scorer_root(project_data, tmp_path)
     sample = project_data / "sample_submissions" / TASK / "calibrated"
-    result = runner.run(TASK, sample, tmp_path / "run", root=root, quiet=quiet, container=UNISOLATED)
+    result = runner.run(TASK, sample, tmp_path / "run", root=root, container=UNISOLATED,
+                        observer=None if quiet else TerminalView())
     assert result.exit_code == 0 and result.warnings == ["WARNING: answered 1 of 2 maps"]
     err = capsys.readouterr().err
     if quiet:

@@ -92,7 +92,7 @@ def code_run(root, tmp_path_factory, sandbox) -> runner.RunResult:
     submission = program(tmp_path / "submission", "python3 probe.py program ingestion")
     os.environ["CODASCORE_HOST_ONLY"] = "a host variable"
     try:
-        return runner.run(TASK, submission, tmp_path / "run", root=root, quiet=True, container=sandbox,
+        return runner.run(TASK, submission, tmp_path / "run", root=root, container=sandbox,
                           time_limit=60)
     finally:
         del os.environ["CODASCORE_HOST_ONLY"]
@@ -138,7 +138,7 @@ def test_one_time_limit_covers_the_whole_step(root, tmp_path, sandbox):
     """The submission's command waits for a partner that never starts: the step stops at the limit, both
     programs with it, and the run fails as the worker's does."""
     submission = program(tmp_path / "submission", "python3 probe.py program nobody")
-    result = runner.run(TASK, submission, tmp_path / "run", root=root, quiet=True, container=sandbox, time_limit=2)
+    result = runner.run(TASK, submission, tmp_path / "run", root=root, container=sandbox, time_limit=2)
     assert result.exit_code is None and "Execution Time Limit exceeded. Limit was 2 seconds" in result.error
     assert not (result.run_dir / "scoring").exists()
 
@@ -154,7 +154,7 @@ def test_res_metadata_has_the_workers_key_order_and_elapsed_time(code_run, proje
     results.mkdir()
     (results / "notes.txt").write_text("a results submission")
     root = probe_root(project_data, tmp_path / "bundle", ingestion_partner="")
-    run = runner.run(TASK, results, tmp_path / "results_run", root=root, quiet=True, container=sandbox)
+    run = runner.run(TASK, results, tmp_path / "results_run", root=root, container=sandbox)
     metadata = yaml.safe_load((run.run_dir / "scoring" / "input" / "res" / "metadata").read_text())
     assert metadata["exitCode"] is None and metadata["elapsedTime"] == metadata["ingestionElapsedTime"] > 0
 
@@ -165,7 +165,7 @@ def test_a_program_folder_runs_exactly_as_given(code_run, project_data, tmp_path
     assert not seen(code_run, "scoring")["library"] and not seen(code_run, "ingestion")["library"]
     assert not (code_run.run_dir / "scoring" / "program" / "codascore").exists()
     own = runner.run(TASK, project_data / "sample_submissions" / TASK / "calibrated", tmp_path / "own",
-                     root=project_data, quiet=True, container=sandbox)
+                     root=project_data, container=sandbox)
     assert own.scored and (own.run_dir / "scoring" / "program" / "codascore" / "codabench.py").is_file()
 
 

@@ -15,7 +15,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codascore.codabench import clean_scores
+from codascore.scores import clean_scores
 from codascore.competition import project_root
 from codascore.registry import get_task
 

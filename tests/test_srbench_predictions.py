@@ -82,10 +82,10 @@ def _split(root: Path, dataset: str, seed: int):
 # --------------------------------------------------------------------------- end to end
 
 def test_code_submission_r2_comes_from_predict_and_the_default_from_the_string(root, intercept_only, tmp_path):
-    by_predict = runner.run(TASK, intercept_only, tmp_path / "predictions", root=root, quiet=True)
+    by_predict = runner.run(TASK, intercept_only, tmp_path / "predictions", root=root)
     assert by_predict.scored, by_predict.error
     by_string = runner.run(TASK, intercept_only, tmp_path / "string",
-                           root=_with_source(root, tmp_path / "string_root", "string"), quiet=True)
+                           root=_with_source(root, tmp_path / "string_root", "string"))
     assert by_string.scored, by_string.error
     predicted, stated = _instances(by_predict), _instances(by_string)
     for dataset, seed in RUNS:
@@ -110,7 +110,7 @@ def test_code_submission_r2_comes_from_predict_and_the_default_from_the_string(r
 
 def test_results_submission_under_predictions_fails_naming_code_submissions(root, tmp_path):
     result = runner.run(TASK, root / "sample_submissions" / TASK / "linear_regression", tmp_path / "run",
-                        root=root, quiet=True)
+                        root=root)
     assert result.exit_code == 1
     assert not (result.run_dir / "scoring" / "output" / "scores.json").exists()
     assert "predictions.json" in result.error and "only a code submission" in result.error

@@ -31,7 +31,7 @@ def root(tmp_path_factory, repo_root) -> Path:
 
 
 def _run(root: Path, sample: str, tmp_path: Path):
-    return runner.run(TASK, root / "sample_submissions" / TASK / sample, tmp_path / sample, root=root, quiet=True)
+    return runner.run(TASK, root / "sample_submissions" / TASK / sample, tmp_path / sample, root=root)
 
 
 def test_generation_is_deterministic(root, tmp_path):
@@ -83,7 +83,7 @@ def test_nonfinite_models_are_worst_and_missing_runs_failed(root, tmp_path):
     folder = tmp_path / "sub"
     folder.mkdir()
     (folder / files.MODELS_FILE).write_text(json.dumps(models))
-    result = runner.run(TASK, folder, tmp_path / "run", root=root, quiet=True)
+    result = runner.run(TASK, folder, tmp_path / "run", root=root)
     assert result.scored, result.error
     details = json.loads((result.run_dir / "scoring" / "output" / "details.json").read_text())
     run = {i["id"]: i for i in details["instances"]}
@@ -102,7 +102,7 @@ def test_a_constant_model_far_off_is_scored_with_every_value_storable(root, tmp_
     folder = tmp_path / "sub"
     folder.mkdir()
     (folder / files.MODELS_FILE).write_text(json.dumps({run: "10000000.0" for run in models}))
-    result = runner.run(TASK, folder, tmp_path / "run", root=root, quiet=True)
+    result = runner.run(TASK, folder, tmp_path / "run", root=root)
     assert result.exit_code == 0 and result.scored, result.error
     assert all(math.isfinite(v) and abs(v) < 1e10 for v in result.scores.values())
     output = result.run_dir / "scoring" / "output"

@@ -189,9 +189,9 @@ def test_generation_is_deterministic(project_data, tmp_path):
 @pytest.mark.parametrize("name", ["uai.pr", "uai.mmap"])
 def test_end_to_end_samples_through_the_runner(project_data, tmp_path, name):
     samples = project_data / "sample_submissions" / name
-    exact = runner.run(name, samples / "exact", tmp_path / "exact", root=project_data, quiet=True)
+    exact = runner.run(name, samples / "exact", tmp_path / "exact", root=project_data)
     assert exact.scored and exact.scores["score"] == 100.0
-    bad = runner.run(name, samples / "invalid_no_result_files", tmp_path / "bad", root=project_data, quiet=True)
+    bad = runner.run(name, samples / "invalid_no_result_files", tmp_path / "bad", root=project_data)
     assert bad.exit_code == 1 and not bad.violations
     page = (tmp_path / "exact" / "scoring" / "output" / "detailed_results.html")
     if not page.exists():
@@ -202,7 +202,7 @@ def test_end_to_end_samples_through_the_runner(project_data, tmp_path, name):
 def test_code_submission_runs_the_solver_per_instance(project_data, tmp_path):
     name = "uai.mar"
     result = runner.run(name, project_data / "sample_submissions" / name / "code_loopy_bp", tmp_path / "code",
-                        root=project_data, quiet=True)
+                        root=project_data)
     assert result.scored and result.scores["n_answered"] == 7 and result.scores["score"] > 50.0
 
 
@@ -373,7 +373,7 @@ def test_a_run_sh_solver_reading_memkb_is_scored_without_exec_bits(project_data,
     assert len(answers) == len(list((input_dir / "models").glob("*.uai")))
     assert all(result_files.parse_pr(path.read_text()) == 123.0 for path in answers)  # MEMKB reached the solver
     # The same solver through the local runner, with the task.yaml's memory_kb (or its default 8000000).
-    result = runner.run("uai.pr", code, tmp_path / "run", root=project_data, quiet=True)
+    result = runner.run("uai.pr", code, tmp_path / "run", root=project_data)
     assert result.scored and result.scores["n_answered"] == len(answers)
     with pytest.raises(ReferenceDataError, match="memory_kb"):
         task.ingest(input_dir, tmp_path / "out2", code, task.load_config({"memory_kb": -1}))

@@ -155,7 +155,7 @@ def sample_runs(project_data, tmp_path_factory) -> dict[tuple[str, str], runner.
     """Sample submissions of both phases through the local runner, as the demo runs them."""
     out = tmp_path_factory.mktemp("runs")
     return {(name, sample): runner.run(name, project_data / "sample_submissions" / name / sample,
-                                       out / name / sample, root=project_data, quiet=True)
+                                       out / name / sample, root=project_data)
             for name in PHASES for sample in END_TO_END}
 
 
@@ -308,7 +308,7 @@ def test_the_official_format_sample_scores_the_official_tpr_under_the_deployed_r
     sample = project_data / "sample_submissions" / name / "official_format"
     submitted = json.loads((sample / "result.json").read_text())
     assert set(submitted) == {"ood_scores"}  # the official starting kits' format
-    result = runner.run(name, sample, tmp_path / "run", root=project_data, quiet=True)
+    result = runner.run(name, sample, tmp_path / "run", root=project_data)
     assert result.scored, (result.violations, result.error)
     is_ood = np.load(project_data / "reference_data" / name / "label_test_phase2.npy")
     fpr, tpr, _ = roc_curve(is_ood, submitted["ood_scores"])

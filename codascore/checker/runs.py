@@ -11,6 +11,7 @@ from typing import Any, Callable
 from ..competition import read_task_config
 from ..errors import ReferenceDataError, RunnerError
 from ..registry import get_task
+from ..outcomes import Outcome, scoring_outcome
 from ..runner import run
 from .schema import PUBLIC_QUEUE_LIMIT, hashable
 from .static import BundleChecker, samples_of
@@ -97,7 +98,7 @@ def run_samples(checker: BundleChecker, work: Path, progress: Callable[[str], No
                 progress(f"running {name} / {sample.name}")
                 where = f"{at} ({name}/{sample.name})"
                 try:
-                    result = run(name, sample, work / name / sample.name, root=checker.root, quiet=True)
+                    result = run(name, sample, work / name / sample.name, root=checker.root)
                 except RunnerError as exc:
                     checker.error(22, where, f"the runner could not run it: {exc}")
                     continue
@@ -106,13 +107,13 @@ def run_samples(checker: BundleChecker, work: Path, progress: Callable[[str], No
                     rule = 23 if "metadata" in violation else 25 if "detailed_results" in violation else 22
                     checker.error(rule, where, violation)
                 if get_task(name).expected_to_fail(sample.name):
-                    if result.exit_code in (0, None):
+                    if result.exit_code is None or scoring_outcome(result.exit_code) is Outcome.SCORED:
                         checker.error(24, where, "an invalid sample must exit non-zero; exit code "
                                                  f"{result.exit_code}")
                     elif not any(line.startswith("ERROR:") for line in result.error.splitlines()):
                         checker.error(24, where, "stderr has no line starting with 'ERROR:'")
                 else:
-                    if result.exit_code != 0:
+                    if scoring_outcome(result.exit_code) is not Outcome.SCORED:
                         lines = result.error.splitlines()
                         first = next((line for line in lines if line.startswith("ERROR")), "")
                         checker.error(22, where, f"exit code {result.exit_code} on a valid sample {first}")
@@ -127,8 +128,7 @@ def run_samples(checker: BundleChecker, work: Path, progress: Callable[[str], No
                     check_maximum(checker, where, name, sample.name, result.scores, maxima[index])
                     if not repeated:
                         repeated = True
-                        again = run(name, sample, work / name / (sample.name + ".again"), root=checker.root,
-                                    quiet=True)
+                        again = run(name, sample, work / name / (sample.name + ".again"), root=checker.root)
                         first_bytes = (output / "scores.json").read_bytes()
                         second = again.run_dir / "scoring" / "output" / "scores.json"
                         if not second.is_file() or second.read_bytes() != first_bytes:
@@ -161,7 +161,7 @@ def answers_only_scores(checker: BundleChecker, index: Any, name: str, work: Pat
         if not task.write_perfect_submission(folder, perfect, config):
             return found
         progress(f"running {name} / the perfect submission (rule 30)")
-        result = run(name, perfect, work / ".perfect" / name / "run", root=checker.root, quiet=True)
+        result = run(name, perfect, work / ".perfect" / name / "run", root=checker.root)
     except (ReferenceDataError, RunnerError, OSError) as exc:
         checker.warn(30, at, f"{name}: the perfect submission could not be made ({exc}); only documented "
                              "bounds are checked")

@@ -63,7 +63,6 @@ SUBMISSION_RULES = ("Add", "Add_And_Delete", "Add_And_Delete_Multiple", "Force_L
 PRODUCT_SUBMISSION_RULES = ("Force_Last", "Force_Best")
 COMPUTATIONS = ("avg", "sum", "min", "max")
 PUBLIC_QUEUE_LIMIT = 600
-MAX_ABS_SCORE = 1e10
 #: First word of a command that runs a script through an interpreter (unzipped files have no execute bit).
 INTERPRETER = re.compile(r"^(python(\d+(\.\d+)?)?|bash|sh|Rscript|julia|node|perl|ruby|java)$")
 LEGACY_TOKEN = re.compile(r"\$(input|output|tmp|program|ingestion_program|hidden|shared|submission_program|"

@@ -1,0 +1,181 @@
+"""A step of the compute worker as a value: its programs, their mounts and commands, its time limit. The
+named functions build the two steps (prepare_prediction, prepare_scoring); run_step runs either the same
+way (docs/codabench.md#the-compute-worker).
+
+prediction step   program/ (the submission's own command, or the ingestion program)  ingested_program/
+                  (the submission, for the ingestion program)  input_data/  output/  data/ (read-only)
+scoring step      program/ (scoring program)  input/ref/  input/res/ (= prediction output)  output/  shared/
+                  data/ (read-only)
+
+Every folder arrives as the worker gets it: zipped with its contents at the root and extracted with
+``ZipFile.extractall`` (no permission bits). A results submission (no metadata in it) is copied into the
+prediction output; the worker writes ``output/metadata`` after the prediction step, which becomes
+``res/metadata``. Each command is split with shlex and run without a shell in the step's container, the
+step's programs at the same time under one time limit.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import shlex
+import shutil
+from pathlib import Path
+
+from .. import containers, zips
+from ..containers import Mount
+from .layout import TaskLayout
+from .worker import materialise, place_submission, program_command, program_folder_zip, read_command, \
+    worker_metadata
+
+
+@dataclasses.dataclass(frozen=True)
+class Program:
+    """One container of a step: its name ("program" or "ingestion"), command, mounts, and where its logs go;
+    announce is the line a terminal shows when it starts."""
+
+    name: str
+    command: str
+    mounts: tuple[Mount, ...]
+    log_prefix: Path
+    announce: str
+
+    @property
+    def stdout(self) -> Path:
+        return Path(f"{self.log_prefix}_stdout.txt")
+
+    @property
+    def stderr(self) -> Path:
+        return Path(f"{self.log_prefix}_stderr.txt")
+
+
+@dataclasses.dataclass(frozen=True)
+class Step:
+    """A step ready to run: its name ("prediction" or "scoring"), its folder, its programs (none for a results
+    submission without ingestion), its time limit, and the folder its programs write."""
+
+    name: str
+    folder: Path
+    programs: tuple[Program, ...]
+    time_limit: float
+    output: Path
+
+    @property
+    def logs(self) -> list[Path]:
+        """The logs a person follows: each program's stderr."""
+        return [program.stderr for program in self.programs]
+
+
+@dataclasses.dataclass(frozen=True)
+class StepRun:
+    """A step that ran: each program's exit code (None when stopped at the limit) and elapsed seconds, their
+    stderr, and whether the time limit stopped it."""
+
+    step: Step
+    exit_codes: dict[str, int | None]
+    elapsed: dict[str, float]
+    stderr: str
+    timed_out: bool
+
+
+class Observer:
+    """What watches the steps of a run (the terminal view of ``codascore run``); this one watches nothing,
+    so a run prints nothing."""
+
+    def started(self, step: Step) -> None:
+        """The step's programs have just started."""
+
+    def poll(self) -> None:
+        """Called often while the step runs."""
+
+    def finished(self, step: Step) -> None:
+        """The step's programs have all ended or been stopped."""
+
+
+def prepare_prediction(layout: TaskLayout, submission: Path, run_dir: Path, max_submission_bytes: int) -> Step:
+    """The prediction step: /app/program, /app/output, /app/data (read-only), /app/input_data when the task
+    has input data, /app/ingested_program for the ingestion program; no /app/shared. The submission is
+    placed first: SubmissionError when it cannot be (a refused archive, an unreadable metadata.yaml)."""
+    folder, logs = run_dir / "prediction", run_dir / "logs"
+    submission_dir, output, data = folder / "ingested_program", folder / "output", folder / "data"
+    for made in (output, data, logs):
+        made.mkdir(parents=True, exist_ok=True)
+    place_submission(submission, submission_dir, max_submission_bytes)
+    submission_command = read_command(submission_dir)
+    common = (Mount(output, "/app/output"), Mount(data, "/app/data", read_only=True))
+    if layout.input_data:
+        materialise(zips.folder_zip(layout.input_data), folder / "input_data")
+        common += (Mount(folder / "input_data", "/app/input_data"),)
+    programs = []
+    if submission_command is None:  # a results submission: the worker copies it into the output (res/)
+        shutil.copytree(submission_dir, output, dirs_exist_ok=True)
+    elif submission_command:
+        programs.append(Program("program", submission_command, (Mount(submission_dir, "/app/program"), *common),
+                                logs / "prediction",
+                                f"[prediction] running the submission's own command: {submission_command}"))
+    if layout.ingestion_program is not None:
+        materialise(program_folder_zip(layout.ingestion_program), folder / "program")
+        command = program_command(folder / "program", "ingestion program")
+        mounts = (Mount(folder / "program", "/app/program"), Mount(submission_dir, "/app/ingested_program"))
+        programs.append(Program("ingestion", command, (*mounts, *common), logs / "ingestion",
+                                f"[prediction] ingestion program: {command}"))
+    return Step("prediction", folder, tuple(programs), layout.time_limit, output)
+
+
+def prediction_stop(prediction: StepRun) -> str:
+    """Why the run stops after the prediction step ("" when it goes on to scoring): the time limit, or a
+    prediction that wrote the worker's own file."""
+    if prediction.timed_out:
+        return f"prediction step exceeded the time limit of {prediction.step.time_limit:g} s"
+    if (prediction.step.output / "metadata").exists():
+        return "the prediction step wrote output/metadata (the worker's file): Codabench fails the run"
+    return ""
+
+
+def push_prediction_output(prediction: StepRun) -> None:
+    """What the worker does after the prediction step: output/metadata with the programs' exit codes and
+    times, which the scoring step reads as res/metadata."""
+    (prediction.step.output / "metadata").write_text(worker_metadata(prediction.exit_codes, prediction.elapsed))
+
+
+def prepare_scoring(layout: TaskLayout, run_dir: Path) -> Step:
+    """The scoring step: /app/program, /app/input (ref/ and res/, the prediction's output), /app/output,
+    /app/shared, /app/data (read-only)."""
+    folder = run_dir / "scoring"
+    materialise(program_folder_zip(layout.scoring_program), folder / "program")
+    materialise(zips.folder_zip(layout.reference_data), folder / "input" / "ref")
+    materialise(zips.folder_zip(run_dir / "prediction" / "output"), folder / "input" / "res")
+    for name in ("output", "shared", "data"):
+        (folder / name).mkdir()
+    command = program_command(folder / "program", f"scoring program {layout.scoring_program.name}")
+    mounts = (Mount(folder / "program", "/app/program"), Mount(folder / "input", "/app/input"),
+              Mount(folder / "output", "/app/output"), Mount(folder / "shared", "/app/shared"),
+              Mount(folder / "data", "/app/data", read_only=True))
+    program = Program("program", command, mounts, run_dir / "logs" / "scoring", f"[scoring] {command}")
+    return Step("scoring", folder, (program,), layout.time_limit, folder / "output")
+
+
+def run_step(container: containers.Container, step: Step, observer: Observer) -> StepRun:
+    """Start a step's programs at the same time, as the worker does, and wait for them under the step's time
+    limit, telling observer. A program still running when this is interrupted is stopped."""
+    running, files = {}, []
+    try:
+        for program in step.programs:
+            out, err = open(program.stdout, "wb"), open(program.stderr, "wb")
+            files += [out, err]
+            running[program.name] = container.start(shlex.split(program.command), list(program.mounts),
+                                                    f"codascore-{os.getpid()}-{step.name}-{program.name}", out, err)
+        observer.started(step)
+        codes, elapsed, exceeded = containers.wait_all(container, running, step.time_limit, on_poll=observer.poll)
+    except BaseException:
+        for name, proc in running.items():
+            container.stop(proc, name)
+        raise
+    finally:
+        for file in files:
+            file.close()
+    observer.finished(step)
+    stderr = "".join(program.stderr.read_text(errors="replace") for program in step.programs)
+    if exceeded:
+        stderr += f"\nExecution Time Limit exceeded. Limit was {step.time_limit:g} seconds\n"
+    return StepRun(step, codes, elapsed, stderr, exceeded)
