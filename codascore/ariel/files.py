@@ -221,6 +221,82 @@ def _read_npy_member(archive: zipfile.ZipFile, info: zipfile.ZipInfo, dataset: s
 
 
 # ----------------------------------------------------------------------------------------- validating
+def _check_groups(groups: dict, expected: list[str], file_label: str, problems: Problems,
+                  warnings: list[str]) -> None:
+    """The planets the file lacks (a problem) and the groups it holds beyond them (a warning, ignored)."""
+    missing = [name for name in expected if name not in groups]
+    if missing:
+        shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
+        problems.add(f"{file_label}: {len(missing)} planet group(s) missing: {shown} "
+                     f"(expected {expected[0]} ... {expected[-1]})")
+    extra = sorted(set(groups) - set(expected))
+    if extra:
+        warnings.append(f"{file_label}: {len(extra)} unexpected group(s) ignored: {', '.join(extra[:5])}"
+                        + (" ..." if len(extra) > 5 else ""))
+
+
+def _planet_arrays(entry: dict, name: str, file_label: str, problems: Problems):
+    """A planet's (tracedata, weights) when both were read with the shapes (M, N_TARGETS) and (M,); else None,
+    the problems added."""
+    trace, w = entry.get("tracedata"), entry.get("weights")
+    ok = True
+    for dataset, value in (("tracedata", trace), ("weights", w)):
+        if "" in entry:
+            problems.add(f"{file_label}: {name} {entry['']}")
+            ok = False
+            break
+        if value is None:
+            problems.add(f"{file_label}: {name}/{dataset} is missing")
+            ok = False
+        elif isinstance(value, str):
+            problems.add(f"{file_label}: {name}/{dataset} {value}")
+            ok = False
+    if not ok:
+        return None
+    if trace.ndim != 2 or trace.shape[1] != N_TARGETS:
+        problems.add(f"{file_label}: {name}/tracedata has shape {trace.shape}, expected (M, {N_TARGETS})")
+        ok = False
+    if w.ndim != 1:
+        problems.add(f"{file_label}: {name}/weights has shape {w.shape}, expected (M,)")
+        ok = False
+    if not ok:
+        return None
+    m = trace.shape[0]
+    if w.shape[0] != m:
+        problems.add(f"{file_label}: {name}/weights has {w.shape[0]} values but {name}/tracedata has "
+                     f"{m} rows")
+        return None
+    return trace, w
+
+
+def _planet_values_ok(trace: np.ndarray, w: np.ndarray, name: str, file_label: str, min_samples: int,
+                      max_samples: int, problems: Problems) -> bool:
+    """Whether the sample count is allowed, every value finite and every weight >= 0; each problem added."""
+    ok = True
+    m = trace.shape[0]
+    if not min_samples <= m <= max_samples:
+        problems.add(f"{file_label}: {name}/tracedata has M = {m} samples; allowed "
+                     f"{min_samples} <= M <= {max_samples}")
+        ok = False
+    bad = np.argwhere(~np.isfinite(trace))
+    if bad.size:
+        i, j = bad[0]
+        problems.add(f"{file_label}: {name}/tracedata[{i}][{j}] = {trace[i, j]} is not finite"
+                     + (f" ({len(bad)} such values)" if len(bad) > 1 else ""))
+        ok = False
+    bad = np.flatnonzero(~np.isfinite(w))
+    if bad.size:
+        problems.add(f"{file_label}: {name}/weights[{bad[0]}] = {w[bad[0]]} is not finite"
+                     + (f" ({bad.size} such values)" if bad.size > 1 else ""))
+        ok = False
+    negative = np.flatnonzero(w < 0)
+    if negative.size:
+        problems.add(f"{file_label}: {name}/weights[{negative[0]}] = {float(w[negative[0]])!r} is negative"
+                     + (f" ({negative.size} such values)" if negative.size > 1 else ""))
+        ok = False
+    return ok
+
+
 def validate_posteriors(groups: dict, expected: list[str], file_label: str, min_samples: int = 1000,
                         max_samples: int = 5000, sum_tolerance: float = 1e-5) -> Posteriors:
     """Check every expected planet (shapes, finite values, weights >= 0 summing to 1, sample count) and
@@ -231,68 +307,15 @@ def validate_posteriors(groups: dict, expected: list[str], file_label: str, min_
     warnings: list[str] = []
     traces, weights = [], []
     renormalised = []
-    missing = [name for name in expected if name not in groups]
-    if missing:
-        shown = ", ".join(missing[:5]) + (" ..." if len(missing) > 5 else "")
-        problems.add(f"{file_label}: {len(missing)} planet group(s) missing: {shown} "
-                     f"(expected {expected[0]} ... {expected[-1]})")
-    extra = sorted(set(groups) - set(expected))
-    if extra:
-        warnings.append(f"{file_label}: {len(extra)} unexpected group(s) ignored: {', '.join(extra[:5])}"
-                        + (" ..." if len(extra) > 5 else ""))
+    _check_groups(groups, expected, file_label, problems, warnings)
     for name in expected:
         if name not in groups:
             continue
-        entry = groups[name]
-        trace, w = entry.get("tracedata"), entry.get("weights")
-        ok = True
-        for dataset, value in (("tracedata", trace), ("weights", w)):
-            if "" in entry:
-                problems.add(f"{file_label}: {name} {entry['']}")
-                ok = False
-                break
-            if value is None:
-                problems.add(f"{file_label}: {name}/{dataset} is missing")
-                ok = False
-            elif isinstance(value, str):
-                problems.add(f"{file_label}: {name}/{dataset} {value}")
-                ok = False
-        if not ok:
+        arrays = _planet_arrays(groups[name], name, file_label, problems)
+        if arrays is None:
             continue
-        if trace.ndim != 2 or trace.shape[1] != N_TARGETS:
-            problems.add(f"{file_label}: {name}/tracedata has shape {trace.shape}, expected (M, {N_TARGETS})")
-            ok = False
-        if w.ndim != 1:
-            problems.add(f"{file_label}: {name}/weights has shape {w.shape}, expected (M,)")
-            ok = False
-        if not ok:
-            continue
-        m = trace.shape[0]
-        if w.shape[0] != m:
-            problems.add(f"{file_label}: {name}/weights has {w.shape[0]} values but {name}/tracedata has "
-                         f"{m} rows")
-            continue
-        if not min_samples <= m <= max_samples:
-            problems.add(f"{file_label}: {name}/tracedata has M = {m} samples; allowed "
-                         f"{min_samples} <= M <= {max_samples}")
-            ok = False
-        bad = np.argwhere(~np.isfinite(trace))
-        if bad.size:
-            i, j = bad[0]
-            problems.add(f"{file_label}: {name}/tracedata[{i}][{j}] = {trace[i, j]} is not finite"
-                         + (f" ({len(bad)} such values)" if len(bad) > 1 else ""))
-            ok = False
-        bad = np.flatnonzero(~np.isfinite(w))
-        if bad.size:
-            problems.add(f"{file_label}: {name}/weights[{bad[0]}] = {w[bad[0]]} is not finite"
-                         + (f" ({bad.size} such values)" if bad.size > 1 else ""))
-            ok = False
-        negative = np.flatnonzero(w < 0)
-        if negative.size:
-            problems.add(f"{file_label}: {name}/weights[{negative[0]}] = {float(w[negative[0]])!r} is negative"
-                         + (f" ({negative.size} such values)" if negative.size > 1 else ""))
-            ok = False
-        if not ok:
+        trace, w = arrays
+        if not _planet_values_ok(trace, w, name, file_label, min_samples, max_samples, problems):
             continue
         total = float(np.sum(w))
         if not abs(total - 1.0) <= sum_tolerance:

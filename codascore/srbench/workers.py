@@ -103,6 +103,93 @@ class _Worker:
         self.conn.close()
 
 
+class _Pool:
+    """The worker processes of one :func:`run_jobs` call, the jobs not yet taken and the outcomes so far."""
+
+    def __init__(self, func: Callable, jobs: Sequence[tuple], time_limit: float, n_workers: int | None,
+                 progress: Progress | None, memory_limit: int | None, fresh_process: bool):
+        self.func, self.jobs, self.time_limit, self.progress = func, jobs, time_limit, progress
+        self.memory_limit, self.fresh_process = memory_limit, fresh_process
+        self.outcomes: list[Outcome | None] = [None] * len(jobs)
+        method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+        self.context = multiprocessing.get_context(method)
+        n_workers = max(1, min(n_workers or default_workers(), len(jobs)))
+        self.pending = list(range(len(jobs)))[::-1]
+        self.workers = [_Worker(self.context, func, memory_limit) for _ in range(n_workers)]
+        self.done = self.failed = 0
+
+    def finish(self, index: int, outcome: Outcome) -> None:
+        self.outcomes[index] = outcome
+        self.done += 1
+        self.failed += outcome.status != "ok"
+        if self.progress:
+            self.progress.update(self.done, self.failed)
+
+    def renew(self, worker: _Worker) -> None:
+        """Kill worker (and whatever it started) and give its next job to a new process."""
+        worker.kill()
+        self.workers[self.workers.index(worker)] = replacement = _Worker(self.context, self.func,
+                                                                         self.memory_limit)
+        self.assign(replacement)
+
+    def assign(self, worker: _Worker) -> None:
+        if self.pending:
+            worker.job = self.pending.pop()
+            worker.started = time.monotonic()
+            worker.conn.send((worker.job, self.jobs[worker.job]))
+        else:
+            worker.job = None
+
+    def busy(self) -> list[_Worker]:
+        return [worker for worker in self.workers if worker.job is not None]
+
+    def wait_round(self) -> None:
+        """Wait for a reply or the next deadline; then take every reply and stop every job past its limit."""
+        busy = self.busy()
+        now = time.monotonic()
+        next_deadline = min(worker.started + self.time_limit for worker in busy)
+        ready = wait([worker.conn for worker in busy], timeout=max(0.0, next_deadline - now))
+        for worker in list(busy):
+            elapsed = time.monotonic() - worker.started
+            if worker.conn in ready:
+                self.take_reply(worker, elapsed)
+            elif elapsed >= self.time_limit:
+                self.finish(worker.job, Outcome("timeout", message=f"stopped at the time limit of "
+                                                                   f"{self.time_limit:g} s", seconds=elapsed))
+                self.renew(worker)
+
+    def take_reply(self, worker: _Worker, elapsed: float) -> None:
+        """Record a worker's reply and give it (or, fresh_process, a new process) the next job."""
+        try:
+            # JSON, never pickle: a job may run participant code (ingestion), and the
+            # parent must not unpickle what such a process sends.
+            index, status, value, message = json.loads(worker.conn.recv_bytes(MAX_REPLY_BYTES))
+            if index != worker.job:
+                raise OSError("reply for another job")
+        except (EOFError, OSError, ValueError, TypeError):
+            code = worker.process.exitcode
+            why = f"worker process died or sent an invalid reply (exit code {code})"
+            self.finish(worker.job, Outcome("error", message=why, seconds=elapsed))
+            self.renew(worker)
+            return
+        self.finish(index, Outcome(status, value, message, elapsed))
+        if self.fresh_process and self.pending:
+            self.renew(worker)
+        else:
+            self.assign(worker)
+
+    def close(self) -> None:
+        """Ask every live worker to stop, then kill it (and its process group) all the same."""
+        for worker in self.workers:
+            if worker.process.is_alive():
+                try:
+                    worker.conn.send(None)
+                except OSError:
+                    pass
+                worker.process.join(1)
+            worker.kill()
+
+
 def run_jobs(func: Callable, jobs: Sequence[tuple], time_limit: float, n_workers: int | None = None,
              progress: Progress | None = None, memory_limit: int | None = WORKER_MEMORY_LIMIT,
              fresh_process: bool = False) -> list[Outcome]:
@@ -114,79 +201,16 @@ def run_jobs(func: Callable, jobs: Sequence[tuple], time_limit: float, n_workers
     """
     if time_limit <= 0:
         raise ValueError(f"time_limit must be positive, got {time_limit}")
-    outcomes: list[Outcome | None] = [None] * len(jobs)
     if not jobs:
         return []
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    context = multiprocessing.get_context(method)
-    n_workers = max(1, min(n_workers or default_workers(), len(jobs)))
-    pending = list(range(len(jobs)))[::-1]
-    workers = [_Worker(context, func, memory_limit) for _ in range(n_workers)]
-    done = failed = 0
-
-    def finish(index: int, outcome: Outcome) -> None:
-        nonlocal done, failed
-        outcomes[index] = outcome
-        done += 1
-        failed += outcome.status != "ok"
-        if progress:
-            progress.update(done, failed)
-
-    def renew(worker: _Worker) -> None:
-        """Kill worker (and whatever it started) and give its next job to a new process."""
-        worker.kill()
-        workers[workers.index(worker)] = replacement = _Worker(context, func, memory_limit)
-        assign(replacement)
-
-    def assign(worker: _Worker) -> None:
-        if pending:
-            worker.job = pending.pop()
-            worker.started = time.monotonic()
-            worker.conn.send((worker.job, jobs[worker.job]))
-        else:
-            worker.job = None
-
+    pool = _Pool(func, jobs, time_limit, n_workers, progress, memory_limit, fresh_process)
     try:
-        for worker in workers:
-            assign(worker)
-        while any(worker.job is not None for worker in workers):
-            busy = [worker for worker in workers if worker.job is not None]
-            now = time.monotonic()
-            next_deadline = min(worker.started + time_limit for worker in busy)
-            ready = wait([worker.conn for worker in busy], timeout=max(0.0, next_deadline - now))
-            for worker in list(busy):
-                elapsed = time.monotonic() - worker.started
-                if worker.conn in ready:
-                    try:
-                        # JSON, never pickle: a job may run participant code (ingestion), and the
-                        # parent must not unpickle what such a process sends.
-                        index, status, value, message = json.loads(worker.conn.recv_bytes(MAX_REPLY_BYTES))
-                        if index != worker.job:
-                            raise OSError("reply for another job")
-                    except (EOFError, OSError, ValueError, TypeError):
-                        code = worker.process.exitcode
-                        why = f"worker process died or sent an invalid reply (exit code {code})"
-                        finish(worker.job, Outcome("error", message=why, seconds=elapsed))
-                        renew(worker)
-                        continue
-                    finish(index, Outcome(status, value, message, elapsed))
-                    if fresh_process and pending:
-                        renew(worker)
-                    else:
-                        assign(worker)
-                elif elapsed >= time_limit:
-                    finish(worker.job, Outcome("timeout", message=f"stopped at the time limit of {time_limit:g} s",
-                                               seconds=elapsed))
-                    renew(worker)
+        for worker in pool.workers:
+            pool.assign(worker)
+        while pool.busy():
+            pool.wait_round()
     finally:
-        for worker in workers:
-            if worker.process.is_alive():
-                try:
-                    worker.conn.send(None)
-                except OSError:
-                    pass
-                worker.process.join(1)
-            worker.kill()
+        pool.close()
     if progress:
-        progress.update(done, failed)
-    return [outcome for outcome in outcomes]  # every slot is filled by now
+        progress.update(pool.done, pool.failed)
+    return [outcome for outcome in pool.outcomes]  # every slot is filled by now

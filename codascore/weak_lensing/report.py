@@ -27,6 +27,79 @@ FPR_AXIS_MIN = 5e-4
 
 # --------------------------------------------------------------------------- Phase 1
 
+def _draw_scatter(truth: np.ndarray, means: np.ndarray, sigma: np.ndarray, p: int) -> str:
+    """Predicted against true for parameter p: hexagons of at least MIN_BIN_COUNT maps, and the median
+    prediction and median σ in bins of the true value."""
+    fig, ax = new_figure(5.0, 4.4)
+    lo, hi = PRIOR[PARAMETERS[p]]
+    extent = (lo, hi, min(lo, np.percentile(means[:, p], 1)), max(hi, np.percentile(means[:, p], 99)))
+    ax.hexbin(truth[:, p], means[:, p], gridsize=25, cmap="Blues", mincnt=MIN_BIN_COUNT, extent=extent)
+    edges = np.linspace(truth[:, p].min(), truth[:, p].max(), 13)
+    centres, mean_pred, mean_sigma = [], [], []
+    for a, b in zip(edges[:-1], edges[1:]):
+        rows = (truth[:, p] >= a) & (truth[:, p] <= b)
+        if rows.sum() >= MIN_BIN_COUNT:
+            centres.append((a + b) / 2)
+            mean_pred.append(np.median(means[rows, p]))
+            mean_sigma.append(np.median(sigma[rows, p]))
+    ax.errorbar(centres, mean_pred, yerr=mean_sigma, fmt="o", color="#c62828", capsize=3,
+                label="median prediction ± median σ\n(bins of the true value)")
+    ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="prediction = truth")
+    ax.set_xlabel(f"true {SYMBOLS[PARAMETERS[p]]}")
+    ax.set_ylabel(f"predicted {SYMBOLS[PARAMETERS[p]]}")
+    ax.legend(fontsize=8, loc="upper left")
+    return figure_html(fig, f"predicted against true {PARAMETERS[p]}")
+
+
+def _draw_pulls(pulls: np.ndarray, p: int) -> str:
+    """The histogram of parameter p's pulls (clipped to ±5) against N(0, 1)."""
+    fig, ax = new_figure(5.0, 3.6)
+    grid = np.linspace(-5, 5, 201)
+    finite = pulls[np.isfinite(pulls[:, p]), p]
+    ax.hist(np.clip(finite, -5, 5), bins=60, range=(-5, 5), density=True, color="#5c7cba", alpha=0.8,
+            label="(μ − truth)/σ")
+    ax.plot(grid, np.exp(-grid ** 2 / 2) / math.sqrt(2 * math.pi), "k-", lw=1.5, label="N(0, 1)")
+    ax.set_xlabel(f"pull of {SYMBOLS[PARAMETERS[p]]} (clipped to ±5)")
+    ax.set_ylabel("density of maps")
+    ax.legend(fontsize=8)
+    return figure_html(fig, f"histogram of pulls of {PARAMETERS[p]} against N(0,1)")
+
+
+def _coverage_table(truth: np.ndarray, means: np.ndarray, errorbars: np.ndarray) -> str:
+    """Coverage at 1 and 2 sigma against the Gaussian levels."""
+    rows = []
+    for n_sigma in (1.0, 2.0):
+        inside = metrics.covered(truth, means, errorbars, n_sigma).mean(axis=0)
+        nominal = math.erf(n_sigma / math.sqrt(2))
+        rows.append((f"{n_sigma:g} σ", nominal, float(inside[0]), float(inside[1])))
+    return table(rows, ("interval", "Gaussian level", "Omega_m", "S_8"),
+                 caption="Fraction of maps whose truth lies within μ ± nσ")
+
+
+def _calibration_curve(pulls: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Calibration curve: coverage of the central Gaussian interval at each nominal level; (levels, inside)
+    with inside[level, map, parameter]."""
+    levels = np.linspace(0.02, 0.98, 49)
+    half_widths = np.array([NormalDist().inv_cdf((1 + level) / 2) for level in levels])
+    with np.errstate(invalid="ignore"):
+        inside = np.abs(pulls)[None, :, :] <= half_widths[:, None, None]
+    return levels, inside
+
+
+def _draw_calibration(levels: np.ndarray, inside: np.ndarray) -> str:
+    fig, ax = new_figure(5.2, 4.2)
+    ax.plot([0, 1], [0, 1], "k--", lw=1, label="calibrated")
+    for p, colour in zip(range(2), ("#1f4e9c", "#c62828")):
+        ax.plot(levels, inside[:, :, p].mean(axis=1), "-", color=colour, lw=1.6, label=SYMBOLS[PARAMETERS[p]])
+    ax.axvline(math.erf(1 / math.sqrt(2)), color="#999", lw=0.8, ls=":")
+    ax.set_xlabel("nominal level of μ ± zσ (Gaussian)")
+    ax.set_ylabel("observed coverage")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8, loc="upper left")
+    return figure_html(fig, "coverage against nominal level")
+
+
 def phase1_report(truth: np.ndarray, means: np.ndarray, errorbars: np.ndarray) -> list[Section]:
     """Predicted against true (hexagons and truth bins of at least MIN_BIN_COUNT maps, so that no single
     map's truth is readable), pull histograms against N(0, 1), coverage at 1 and 2 sigma against the
@@ -34,74 +107,15 @@ def phase1_report(truth: np.ndarray, means: np.ndarray, errorbars: np.ndarray) -
     sigma = np.abs(errorbars)
     with np.errstate(all="ignore"):
         pulls = (means - truth) / sigma
-
-    def draw_scatter(p: int) -> str:
-        fig, ax = new_figure(5.0, 4.4)
-        lo, hi = PRIOR[PARAMETERS[p]]
-        extent = (lo, hi, min(lo, np.percentile(means[:, p], 1)), max(hi, np.percentile(means[:, p], 99)))
-        ax.hexbin(truth[:, p], means[:, p], gridsize=25, cmap="Blues", mincnt=MIN_BIN_COUNT, extent=extent)
-        edges = np.linspace(truth[:, p].min(), truth[:, p].max(), 13)
-        centres, mean_pred, mean_sigma = [], [], []
-        for a, b in zip(edges[:-1], edges[1:]):
-            rows = (truth[:, p] >= a) & (truth[:, p] <= b)
-            if rows.sum() >= MIN_BIN_COUNT:
-                centres.append((a + b) / 2)
-                mean_pred.append(np.median(means[rows, p]))
-                mean_sigma.append(np.median(sigma[rows, p]))
-        ax.errorbar(centres, mean_pred, yerr=mean_sigma, fmt="o", color="#c62828", capsize=3,
-                    label="median prediction ± median σ\n(bins of the true value)")
-        ax.plot([lo, hi], [lo, hi], "k--", lw=1, label="prediction = truth")
-        ax.set_xlabel(f"true {SYMBOLS[PARAMETERS[p]]}")
-        ax.set_ylabel(f"predicted {SYMBOLS[PARAMETERS[p]]}")
-        ax.legend(fontsize=8, loc="upper left")
-        return figure_html(fig, f"predicted against true {PARAMETERS[p]}")
-
-    scatter = figure_row(figure_or_note(f"predicted against true {PARAMETERS[p]}", lambda p=p: draw_scatter(p))
+    scatter = figure_row(figure_or_note(f"predicted against true {PARAMETERS[p]}",
+                                        lambda p=p: _draw_scatter(truth, means, sigma, p))
                          for p in range(len(PARAMETERS)))
-
-    def draw_pulls(p: int) -> str:
-        fig, ax = new_figure(5.0, 3.6)
-        grid = np.linspace(-5, 5, 201)
-        finite = pulls[np.isfinite(pulls[:, p]), p]
-        ax.hist(np.clip(finite, -5, 5), bins=60, range=(-5, 5), density=True, color="#5c7cba", alpha=0.8,
-                label="(μ − truth)/σ")
-        ax.plot(grid, np.exp(-grid ** 2 / 2) / math.sqrt(2 * math.pi), "k-", lw=1.5, label="N(0, 1)")
-        ax.set_xlabel(f"pull of {SYMBOLS[PARAMETERS[p]]} (clipped to ±5)")
-        ax.set_ylabel("density of maps")
-        ax.legend(fontsize=8)
-        return figure_html(fig, f"histogram of pulls of {PARAMETERS[p]} against N(0,1)")
-
-    histogram = figure_row(figure_or_note(f"pulls of {PARAMETERS[p]} against N(0, 1)", lambda p=p: draw_pulls(p))
+    histogram = figure_row(figure_or_note(f"pulls of {PARAMETERS[p]} against N(0, 1)",
+                                          lambda p=p: _draw_pulls(pulls, p))
                            for p in range(len(PARAMETERS)))
-
-    rows = []
-    for n_sigma in (1.0, 2.0):
-        inside = metrics.covered(truth, means, errorbars, n_sigma).mean(axis=0)
-        nominal = math.erf(n_sigma / math.sqrt(2))
-        rows.append((f"{n_sigma:g} σ", nominal, float(inside[0]), float(inside[1])))
-    coverage_table = table(rows, ("interval", "Gaussian level", "Omega_m", "S_8"),
-                           caption="Fraction of maps whose truth lies within μ ± nσ")
-
-    # Calibration curve: coverage of the central Gaussian interval at each nominal level.
-    levels = np.linspace(0.02, 0.98, 49)
-    half_widths = np.array([NormalDist().inv_cdf((1 + level) / 2) for level in levels])
-    with np.errstate(invalid="ignore"):
-        inside = np.abs(pulls)[None, :, :] <= half_widths[:, None, None]
-
-    def draw_calibration() -> str:
-        fig, ax = new_figure(5.2, 4.2)
-        ax.plot([0, 1], [0, 1], "k--", lw=1, label="calibrated")
-        for p, colour in zip(range(2), ("#1f4e9c", "#c62828")):
-            ax.plot(levels, inside[:, :, p].mean(axis=1), "-", color=colour, lw=1.6, label=SYMBOLS[PARAMETERS[p]])
-        ax.axvline(math.erf(1 / math.sqrt(2)), color="#999", lw=0.8, ls=":")
-        ax.set_xlabel("nominal level of μ ± zσ (Gaussian)")
-        ax.set_ylabel("observed coverage")
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1)
-        ax.legend(fontsize=8, loc="upper left")
-        return figure_html(fig, "coverage against nominal level")
-
-    calibration = figure_or_note("coverage against nominal level", draw_calibration)
+    coverage_table = _coverage_table(truth, means, errorbars)
+    levels, inside = _calibration_curve(pulls)
+    calibration = figure_or_note("coverage against nominal level", lambda: _draw_calibration(levels, inside))
     return [
         Section("Predicted against true", paragraph(
             f"Density of (true, predicted) pairs, in cells of at least {MIN_BIN_COUNT} maps; red points are "
@@ -178,10 +192,8 @@ def roc_envelope(fpr: np.ndarray, tpr: np.ndarray, at: np.ndarray) -> tuple[np.n
     return lower, upper
 
 
-def phase2_report(is_ood: np.ndarray, p_ind: np.ndarray | None, scores: np.ndarray, eps: float,
-                  source: str, ranking: str = "seed") -> list[Section]:
-    """ROC with the official FPR band, reliability diagram and p_ind histograms per class (when p_ind was
-    submitted). Only aggregates are drawn (bins of at least MIN_BIN_COUNT maps)."""
+def _scores_explained(p_ind: np.ndarray | None, eps: float, source: str, ranking: str) -> Section:
+    """What each score of the leaderboard measures, and which one ranks."""
     likelihood = (f"the mean Bernoulli log-likelihood of the maps' classes under p_ind, with p_ind clipped "
                   f"to [{eps:g}, 1 - {eps:g}] (so the worst case is ln {eps:g} = {np.log(eps):.4f}; p_ind = 0.5 "
                   f"everywhere gives ln 0.5 = -0.6931)")
@@ -193,98 +205,121 @@ def phase2_report(is_ood: np.ndarray, p_ind: np.ndarray | None, scores: np.ndarr
                    "no log-likelihood is computed."))
     else:
         text = f"score and log_likelihood: {likelihood}. tpr_low_fpr: {tpr}."
-    sections = [Section("Scores explained", paragraph(text))]
-    edges = np.linspace(0, 1, 11)
-    which = np.clip(np.digitize(p_ind, edges) - 1, 0, 9) if p_ind is not None else None
-    counts = np.bincount(which, minlength=10) if p_ind is not None else None
-    if is_ood.min() != is_ood.max():
-        cuts, fpr, tpr = blocked_roc(is_ood, scores, avoid=_bin_edges_in_ranking(p_ind, scores, counts))
-        official = metrics.tpr_at_low_fpr(is_ood, scores)
-        band = np.logspace(-3, np.log10(0.05), 100)  # the FPR grid of tpr_low_fpr
-        in_band = int(((fpr >= band[0]) & (fpr <= band[-1])).sum())
-        low, high = (float(side.mean()) for side in roc_envelope(fpr, tpr, band))
+    return Section("Scores explained", paragraph(text))
 
-        def draw_roc() -> str:
-            fig, axes = new_figure(10, 4.2, ncols=2, bottom=0.24, top=0.93, left=0.07, right=0.98,
-                                   wspace=0.22)
-            for ax, log_axis in zip(axes, (False, True)):
-                left = min(FPR_AXIS_MIN, fpr[fpr > 0].min() / 2) if log_axis else 0.0
-                x = np.maximum(fpr, left)  # FPR 0 sits on the log axis's left edge
-                ax.axvspan(1e-3, 0.05, color="#ffd54f", alpha=0.35, lw=0, label="FPR band of tpr_low_fpr")
-                # Box j spans [fpr_j, fpr_j+1] x [tpr_j, tpr_j+1]: the curve between two cuts lies in it.
-                ax.fill_between(x, tpr, np.r_[tpr[1:], 1.0], step="post", color="#1f4e9c", alpha=0.25, lw=0,
-                                label=f"where the ROC lies (blocks of ≥ {MIN_BIN_COUNT} maps)")
-                ax.plot(x, tpr, "o", ms=3, color="#1f4e9c", label="ROC at the block cuts")
-                ax.hlines(official, 1e-3, 0.05, color="#c62828", lw=1.8,
-                          label=f"tpr_low_fpr = {official:.4f} (mean TPR in the band)")
-                ax.plot([left, 1], [left, 1], "k:", lw=1, label="chance")
-                ax.set_xlabel("false positive rate (InD maps flagged)")
-                ax.set_xlim(left, 1)
-                ax.set_ylim(0, 1.02)
-                if log_axis:
-                    ax.set_xscale("log")
-            axes[0].set_ylabel("true positive rate (OoD maps flagged)")
-            axes[0].set_title("linear FPR axis", fontsize=9)
-            axes[1].set_title("logarithmic FPR axis", fontsize=9)
-            handles, labels = axes[0].get_legend_handles_labels()
-            fig.legend(handles, labels, loc="lower center", ncols=3, fontsize=9, frameon=False)
-            return figure_html(fig, "ROC curve with the FPR band of tpr_low_fpr")
 
-        roc_html = figure_or_note("ROC curve", draw_roc)
-        sections.append(Section("ROC curve", paragraph(
-            f"The maps are ranked by {source}, most OoD first, and the ranking is cut into blocks of at least "
-            f"{MIN_BIN_COUNT} maps (a cut never splits tied scores); "
-            + (f"the points are the ROC at the {len(cuts) - 2} cut(s), {in_band} of them inside the FPR band of "
-               "tpr_low_fpr. " if len(cuts) > 2 else
-               "here the ranking is a single block (tied scores, or too few maps for two), so no point lies "
-               "between the corners of the ROC. ")
-            + "Inside a block the "
-            "order of the classes is not shown, so that no map's label can be read: the curve runs somewhere "
-            f"in the shaded box between two points. From the boxes alone, tpr_low_fpr lies between {low:.4f} "
-            f"and {high:.4f}; its value, {official:.4f}, is drawn across the band (red). The right panel has a "
-            "logarithmic FPR axis; false positive rates of 0 sit on its left edge.") + roc_html))
+def _draw_roc(fpr: np.ndarray, tpr: np.ndarray, official: float) -> str:
+    """The blocked ROC on a linear and a logarithmic FPR axis, with the FPR band of tpr_low_fpr."""
+    fig, axes = new_figure(10, 4.2, ncols=2, bottom=0.24, top=0.93, left=0.07, right=0.98,
+                           wspace=0.22)
+    for ax, log_axis in zip(axes, (False, True)):
+        left = min(FPR_AXIS_MIN, fpr[fpr > 0].min() / 2) if log_axis else 0.0
+        x = np.maximum(fpr, left)  # FPR 0 sits on the log axis's left edge
+        ax.axvspan(1e-3, 0.05, color="#ffd54f", alpha=0.35, lw=0, label="FPR band of tpr_low_fpr")
+        # Box j spans [fpr_j, fpr_j+1] x [tpr_j, tpr_j+1]: the curve between two cuts lies in it.
+        ax.fill_between(x, tpr, np.r_[tpr[1:], 1.0], step="post", color="#1f4e9c", alpha=0.25, lw=0,
+                        label=f"where the ROC lies (blocks of ≥ {MIN_BIN_COUNT} maps)")
+        ax.plot(x, tpr, "o", ms=3, color="#1f4e9c", label="ROC at the block cuts")
+        ax.hlines(official, 1e-3, 0.05, color="#c62828", lw=1.8,
+                  label=f"tpr_low_fpr = {official:.4f} (mean TPR in the band)")
+        ax.plot([left, 1], [left, 1], "k:", lw=1, label="chance")
+        ax.set_xlabel("false positive rate (InD maps flagged)")
+        ax.set_xlim(left, 1)
+        ax.set_ylim(0, 1.02)
+        if log_axis:
+            ax.set_xscale("log")
+    axes[0].set_ylabel("true positive rate (OoD maps flagged)")
+    axes[0].set_title("linear FPR axis", fontsize=9)
+    axes[1].set_title("logarithmic FPR axis", fontsize=9)
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncols=3, fontsize=9, frameon=False)
+    return figure_html(fig, "ROC curve with the FPR band of tpr_low_fpr")
 
-    if p_ind is None:
-        return sections
+
+def _roc_section(is_ood: np.ndarray, scores: np.ndarray, source: str, avoid: np.ndarray) -> Section:
+    """The ROC at the cuts of the ranking into blocks (avoiding the published bins' edges), and the bounds
+    it puts on tpr_low_fpr."""
+    cuts, fpr, tpr = blocked_roc(is_ood, scores, avoid=avoid)
+    official = metrics.tpr_at_low_fpr(is_ood, scores)
+    band = np.logspace(-3, np.log10(0.05), 100)  # the FPR grid of tpr_low_fpr
+    in_band = int(((fpr >= band[0]) & (fpr <= band[-1])).sum())
+    low, high = (float(side.mean()) for side in roc_envelope(fpr, tpr, band))
+    roc_html = figure_or_note("ROC curve", lambda: _draw_roc(fpr, tpr, official))
+    return Section("ROC curve", paragraph(
+        f"The maps are ranked by {source}, most OoD first, and the ranking is cut into blocks of at least "
+        f"{MIN_BIN_COUNT} maps (a cut never splits tied scores); "
+        + (f"the points are the ROC at the {len(cuts) - 2} cut(s), {in_band} of them inside the FPR band of "
+           "tpr_low_fpr. " if len(cuts) > 2 else
+           "here the ranking is a single block (tied scores, or too few maps for two), so no point lies "
+           "between the corners of the ROC. ")
+        + "Inside a block the "
+        "order of the classes is not shown, so that no map's label can be read: the curve runs somewhere "
+        f"in the shaded box between two points. From the boxes alone, tpr_low_fpr lies between {low:.4f} "
+        f"and {high:.4f}; its value, {official:.4f}, is drawn across the band (red). The right panel has a "
+        "logarithmic FPR axis; false positive rates of 0 sit on its left edge.") + roc_html)
+
+
+def _draw_reliability(mean_p: np.ndarray, ind_counts: np.ndarray, counts: np.ndarray, shown: np.ndarray) -> str:
+    fig, ax = new_figure(5.0, 4.0)
+    ax.plot([0, 1], [0, 1], "k--", lw=1, label="perfect calibration")
+    ax.plot(mean_p[shown] / counts[shown], ind_counts[shown] / counts[shown], "o-", color="#c62828",
+            label="observed InD fraction")
+    ax.set_xlabel("mean submitted p_ind in the bin")
+    ax.set_ylabel("fraction of maps in-distribution")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.legend(fontsize=8, loc="upper left")
+    return figure_html(fig, "reliability diagram")
+
+
+def _draw_histograms(edges: np.ndarray, ind_counts: np.ndarray, counts: np.ndarray, shown: np.ndarray) -> str:
+    fig, ax = new_figure(5.0, 4.0)
+    centres = (edges[:-1] + edges[1:]) / 2
+    width = edges[1] - edges[0]
+    ax.bar(centres[shown], (ind_counts)[shown], width=width * 0.9, color="#5c7cba", alpha=0.8,
+           label="in-distribution maps")
+    ax.bar(centres[shown], (counts - ind_counts)[shown], width=width * 0.9, bottom=ind_counts[shown],
+           color="#e57373", alpha=0.8, label="out-of-distribution maps")
+    ax.set_xlabel("submitted p_ind")
+    ax.set_ylabel("number of maps")
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1.3 * max(counts[shown].max(initial=0), 1))  # room for the legend above the bars
+    ax.legend(fontsize=8, loc="upper center", ncols=2)
+    return figure_html(fig, "p_ind histograms per class")
+
+
+def _p_ind_section(is_ood: np.ndarray, p_ind: np.ndarray, edges: np.ndarray, which: np.ndarray,
+                   counts: np.ndarray) -> Section:
+    """The reliability diagram and the p_ind histograms per class, from the bins of at least MIN_BIN_COUNT
+    maps, and the table of every bin."""
     ind_counts = np.bincount(which, weights=(is_ood == 0), minlength=10)
     mean_p = np.bincount(which, weights=p_ind, minlength=10)
     shown = counts >= MIN_BIN_COUNT
-    def draw_reliability() -> str:
-        fig, ax = new_figure(5.0, 4.0)
-        ax.plot([0, 1], [0, 1], "k--", lw=1, label="perfect calibration")
-        ax.plot(mean_p[shown] / counts[shown], ind_counts[shown] / counts[shown], "o-", color="#c62828",
-                label="observed InD fraction")
-        ax.set_xlabel("mean submitted p_ind in the bin")
-        ax.set_ylabel("fraction of maps in-distribution")
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1)
-        ax.legend(fontsize=8, loc="upper left")
-        return figure_html(fig, "reliability diagram")
-
-    def draw_histograms() -> str:
-        fig, ax = new_figure(5.0, 4.0)
-        centres = (edges[:-1] + edges[1:]) / 2
-        width = edges[1] - edges[0]
-        ax.bar(centres[shown], (ind_counts)[shown], width=width * 0.9, color="#5c7cba", alpha=0.8,
-               label="in-distribution maps")
-        ax.bar(centres[shown], (counts - ind_counts)[shown], width=width * 0.9, bottom=ind_counts[shown],
-               color="#e57373", alpha=0.8, label="out-of-distribution maps")
-        ax.set_xlabel("submitted p_ind")
-        ax.set_ylabel("number of maps")
-        ax.set_xlim(0, 1)
-        ax.set_ylim(0, 1.3 * max(counts[shown].max(initial=0), 1))  # room for the legend above the bars
-        ax.legend(fontsize=8, loc="upper center", ncols=2)
-        return figure_html(fig, "p_ind histograms per class")
-
-    reliability = figure_row([figure_or_note("reliability diagram", draw_reliability),
-                              figure_or_note("p_ind histograms per class", draw_histograms)])
+    reliability = figure_row([
+        figure_or_note("reliability diagram", lambda: _draw_reliability(mean_p, ind_counts, counts, shown)),
+        figure_or_note("p_ind histograms per class", lambda: _draw_histograms(edges, ind_counts, counts, shown))])
     rows = [(f"[{a:.1f}, {b:.1f}{']' if b == 1 else ')'}", int(c), (f"{i / c:.3f}" if ok else "-"))
             for a, b, c, i, ok in zip(edges[:-1], edges[1:], counts, ind_counts, shown)]
     hidden = int(counts[~shown].sum())
     note = (f" {hidden} maps in bins of fewer than {MIN_BIN_COUNT} maps are left out of the figures."
             if hidden else "")
-    sections.append(Section("Calibration of p_ind", paragraph(
+    return Section("Calibration of p_ind", paragraph(
         "First figure: maps binned by submitted p_ind; a calibrated submission's points lie on the diagonal. "
         "Second: how many maps of each class fall in each bin (stacked)." + note) + reliability
-        + table(rows, ("p_ind bin", "maps", "InD fraction"))))
+        + table(rows, ("p_ind bin", "maps", "InD fraction")))
+
+
+def phase2_report(is_ood: np.ndarray, p_ind: np.ndarray | None, scores: np.ndarray, eps: float,
+                  source: str, ranking: str = "seed") -> list[Section]:
+    """ROC with the official FPR band, reliability diagram and p_ind histograms per class (when p_ind was
+    submitted). Only aggregates are drawn (bins of at least MIN_BIN_COUNT maps)."""
+    sections = [_scores_explained(p_ind, eps, source, ranking)]
+    edges = np.linspace(0, 1, 11)
+    which = np.clip(np.digitize(p_ind, edges) - 1, 0, 9) if p_ind is not None else None
+    counts = np.bincount(which, minlength=10) if p_ind is not None else None
+    if is_ood.min() != is_ood.max():
+        sections.append(_roc_section(is_ood, scores, source, _bin_edges_in_ranking(p_ind, scores, counts)))
+    if p_ind is None:
+        return sections
+    sections.append(_p_ind_section(is_ood, p_ind, edges, which, counts))
     return sections
