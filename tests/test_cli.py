@@ -8,11 +8,11 @@ from codascore.cli import main
 from codascore.registry import get_task
 
 
-def test_reference_task_source_out_builds_an_organisers_reference(tmp_path, capsys):
+def test_build_reference_task_source_out_builds_an_organisers_reference(tmp_path, capsys):
     task = get_task("uai.pr")
     task.generate(tmp_path / "demo", dict(task.defaults), progress=lambda message: None)
     models = tmp_path / "demo" / "reference_data" / "uai.pr" / "models"
-    assert main(["reference", "uai.pr", str(models), str(tmp_path / "rebuilt")]) == 0
+    assert main(["build-reference", "uai.pr", str(models), str(tmp_path / "rebuilt")]) == 0
     assert "written to" in capsys.readouterr().out
     rebuilt = json.loads((tmp_path / "rebuilt" / "reference.json").read_text())
     generated = json.loads((tmp_path / "demo" / "reference_data" / "uai.pr" / "reference.json").read_text())
@@ -28,7 +28,7 @@ def test_reference_with_task_names_generates_demo_data(tmp_path):
     assert (tmp_path / "sample_submissions" / "weak_lensing.phase1" / "calibrated" / "result.json").is_file()
 
 
-def test_reference_uai_mlc_accepts_data_in_the_official_and_the_older_layout(tmp_path, capsys):
+def test_build_reference_uai_mlc_accepts_data_in_the_official_and_the_older_layout(tmp_path, capsys):
     task = get_task("uai.mlc")
     task.generate(tmp_path / "demo", dict(task.defaults), progress=lambda message: None)
     models = tmp_path / "demo" / "reference_data" / "uai.mlc" / "models"
@@ -39,7 +39,7 @@ def test_reference_uai_mlc_accepts_data_in_the_official_and_the_older_layout(tmp
         lines = [line.split() for line in path.read_text().splitlines() if line.strip()]
         n_labelled = len(lines[1]) - 1 + len(lines[2]) - 1
         assert all(len(tokens) == 2 * n_labelled + 1 for tokens in lines[5:])
-    assert main(["reference", "uai.mlc", str(models), str(tmp_path / "official")]) == 0
+    assert main(["build-reference", "uai.mlc", str(models), str(tmp_path / "official")]) == 0
     assert json.loads((tmp_path / "official" / "reference.json").read_text()) == generated
     for path in [*data_files, *models.glob("*.uai.test")]:  # the older layout: counts in front of the pairs
         text = path.read_text().splitlines()
@@ -50,5 +50,5 @@ def test_reference_uai_mlc_accepts_data_in_the_official_and_the_older_layout(tmp
             evidence, rest = tokens[:2 * int(e_count)], tokens[2 * int(e_count):]
             rewritten.append(" ".join([e_count, *evidence] + ([q_count, *rest] if labelled else [])))
         path.write_text("\n".join(text[:6] + rewritten) + "\n")
-    assert main(["reference", "uai.mlc", str(models), str(tmp_path / "older")]) == 0
+    assert main(["build-reference", "uai.mlc", str(models), str(tmp_path / "older")]) == 0
     assert json.loads((tmp_path / "older" / "reference.json").read_text()) == generated
