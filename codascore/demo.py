@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from .competition import project_root
+from .outcomes import ExitCode
 from .registry import all_tasks, get_task
 from .runner import RunResult, format_run, run
 
@@ -19,16 +20,16 @@ from .runner import RunResult, format_run, run
 def outcome(result: RunResult) -> tuple[str, bool]:
     """(status text, as expected?)"""
     should_fail = get_task(result.task).expected_to_fail(result.submission)
-    if result.violations and result.exit_code == 0:
+    if result.violations and result.exit_code == ExitCode.OK:
         return "CONTRACT VIOLATION", False
     if result.scored:
         return ("scored (expected to fail!)", False) if should_fail else ("scored", True)
-    if result.exit_code == 1 and not result.violations:
+    if result.exit_code == ExitCode.INVALID and not result.violations:
         return ("failed as expected", True) if should_fail else ("FAILED", False)
     return f"ERROR (exit {result.exit_code})", False
 
 
-def run_demo(out: Path, root: Path | None = None, tasks: list[str] | None = None) -> int:
+def run_demo(out: Path, root: Path | None = None, tasks: list[str] | None = None) -> ExitCode:
     root = root or project_root()
     names = tasks or list(all_tasks())
     results: list[RunResult] = []
@@ -36,7 +37,7 @@ def run_demo(out: Path, root: Path | None = None, tasks: list[str] | None = None
         samples_dir = root / "sample_submissions" / name
         if not samples_dir.is_dir():
             print(f"ERROR: no sample submissions for {name} in {samples_dir} (run `make data`)", file=sys.stderr)
-            return 2
+            return ExitCode.ORGANISER_ERROR
         for sample in sorted(p for p in samples_dir.iterdir() if p.is_dir()):
             print(f"running {name} / {sample.name} ...", file=sys.stderr, flush=True)
             result = run(name, sample, out / name / sample.name, root=root, quiet=True)
@@ -46,7 +47,7 @@ def run_demo(out: Path, root: Path | None = None, tasks: list[str] | None = None
     print(score_table(results))
     index = write_index(out, results)
     print(f"\nreports: {index}")
-    return 0 if all(outcome(r)[1] for r in results) else 1
+    return ExitCode.OK if all(outcome(r)[1] for r in results) else ExitCode.INVALID
 
 
 def score_table(results: list[RunResult]) -> str:

@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from ..competition import read_task_config
 from ..errors import ReferenceDataError, RunnerError
+from ..outcomes import ExitCode
 from ..registry import get_task
 from ..runner import run
 from .schema import PUBLIC_QUEUE_LIMIT, hashable
@@ -106,13 +107,13 @@ def run_samples(checker: BundleChecker, work: Path, progress: Callable[[str], No
                     rule = 23 if "metadata" in violation else 25 if "detailed_results" in violation else 22
                     checker.error(rule, where, violation)
                 if get_task(name).expected_to_fail(sample.name):
-                    if result.exit_code in (0, None):
+                    if result.exit_code in (ExitCode.OK, None):
                         checker.error(24, where, "an invalid sample must exit non-zero; exit code "
                                                  f"{result.exit_code}")
                     elif not any(line.startswith("ERROR:") for line in result.error.splitlines()):
                         checker.error(24, where, "stderr has no line starting with 'ERROR:'")
                 else:
-                    if result.exit_code != 0:
+                    if result.exit_code != ExitCode.OK:
                         lines = result.error.splitlines()
                         first = next((line for line in lines if line.startswith("ERROR")), "")
                         checker.error(22, where, f"exit code {result.exit_code} on a valid sample {first}")
