@@ -1,5 +1,5 @@
 """The verbs of the command line, one :class:`~codascore.commands.base.Command` class each, its options
-beside its ``run`` (docs/architecture.md#layers). A family's own verbs live in its ``cli.py``, as a
+beside its ``run`` (docs/architecture.md#the-layers). A family's own verbs live in its ``cli.py``, as a
 :class:`~codascore.commands.base.Group` in its ``COMMANDS``."""
 
 from __future__ import annotations
