@@ -96,7 +96,7 @@ def check_ingestion_outcome(res_dir: Path) -> None:
         text = error_file.read_text(encoding="utf-8", errors="replace")
         raise SubmissionError(["your code failed in the ingestion step:", *text.splitlines()[-40:]])
     code = read_worker_metadata(res_dir).get("ingestionExitCode")
-    if code not in (None, 0):
+    if code not in (None, ExitCode.OK):
         raise SubmissionError(f"the ingestion step exited with code {code} (see the prediction step's logs); "
                               f"nothing to score")
 

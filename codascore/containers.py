@@ -114,7 +114,7 @@ def choose(docker_image: str | None = None, sandbox: bool = True, python: str | 
         if not shutil.which("docker"):
             raise RunnerError("--docker: no docker command on this machine (Debian: apt-get install docker.io)")
         probe = subprocess.run(["docker", "image", "inspect", docker_image], capture_output=True, text=True)
-        if probe.returncode != 0:
+        if probe.returncode:
             reason = (probe.stderr.strip().splitlines() or ["docker failed"])[-1]
             raise RunnerError(f"--docker {docker_image}: {reason}")
         return Container("docker", python=python, image=docker_image, network=network)
@@ -131,7 +131,7 @@ def bubblewrap_works() -> bool:
         return False
     probe = bwrap_argv(["/bin/true"], [], sys.executable, network=True)
     try:
-        return subprocess.run(probe, capture_output=True, timeout=30).returncode == 0
+        return not subprocess.run(probe, capture_output=True, timeout=30).returncode
     except (OSError, subprocess.SubprocessError):
         return False
 
@@ -148,7 +148,7 @@ def runtime_folders(python: str) -> tuple[str, ...]:
         script = "import json, sys; print(json.dumps([sys.prefix, sys.base_prefix, sys.exec_prefix, " \
                  "sys.base_exec_prefix]))"
         found = subprocess.run([python, "-I", "-c", script], capture_output=True, text=True, timeout=60)
-        if found.returncode != 0:
+        if found.returncode:
             raise RunnerError(f"python interpreter {python!r} does not run: {found.stderr.strip()[-200:]}")
         prefixes = json.loads(found.stdout.strip().splitlines()[-1])
     folders = {os.path.abspath(p) for p in prefixes}

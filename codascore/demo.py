@@ -31,7 +31,7 @@ def outcome(result: RunResult) -> tuple[str, bool]:
     return f"ERROR (exit {result.exit_code})", False
 
 
-def run_demo(out: Path, root: Path | None = None, tasks: list[str] | None = None) -> int:
+def run_demo(out: Path, root: Path | None = None, tasks: list[str] | None = None) -> ExitCode:
     root = root or project_root()
     names = tasks or list(all_tasks())
     results: list[RunResult] = []

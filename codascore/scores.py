@@ -14,9 +14,10 @@ import re
 from pathlib import Path
 from typing import Any, Iterable
 
+from .errors import SubmissionError
+from .outcomes import Outcome, scoring_outcome
 from .task import Task
 from .validate import read_participant_yaml, shown
-from .errors import SubmissionError
 
 #: Codabench stores scores as Decimal(20, 10): every stored value has |v| < 1e10 ...
 MAX_ABS_SCORE = 1e10
@@ -100,7 +101,7 @@ def output_problems(output: Path, exit_code: int | None, task: Task,
     if (output / "metadata").exists():
         problems.append("the scoring program wrote output/metadata (the worker's file): Codabench fails the run")
     scores_path = output / "scores.json"
-    if exit_code != 0:
+    if scoring_outcome(exit_code) is not Outcome.SCORED:
         if scores_path.exists():
             problems.append(f"exit code {exit_code} but scores.json was written")
         return {}, problems

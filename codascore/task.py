@@ -219,7 +219,7 @@ class Task:
 
     def build_reference(self, source: Path, out: Path, config: dict,
                         progress: Callable[[str], None] = print) -> None:
-        """``codascore reference TASK --source DIR --out DIR``: write the task's reference data into out from
+        """``codascore build-reference TASK SOURCE OUT``: write the task's reference data into out from
         an organiser's own files in source (the formats docs/hosting.md gives). Raise ReferenceDataError
         naming the file, field and value when source is wrong, before anything is written."""
         raise UsageError(f"{self.name}: reference data from your own files is not available for this task")

@@ -203,8 +203,8 @@ def test_cli_taurex_check(tmp_path, capsys):
     summary = re.search(r"taurex / builtin: min ([\d.]+), median ([\d.]+), max ([\d.]+)", out)
     assert summary and all(0.95 < float(x) < 1.05 for x in summary.groups())
     assert len([line for line in out.splitlines() if re.match(r" *\d+\.\d{4} ", line)]) == 52
-    # A missing folder is bad input (exit 1); a wrong command line is a usage error (exit 2).
-    assert main(["ariel", "taurex-check", "--xsec", str(tmp_path / "xsec"), "--cia", str(tmp_path / "no")]) == 1
+    # A missing folder is the organiser's error, as a wrong command line is (both exit 2).
+    assert main(["ariel", "taurex-check", "--xsec", str(tmp_path / "xsec"), "--cia", str(tmp_path / "no")]) == 2
     err = capsys.readouterr().err
     assert "taurex_cia_path" in err and err.startswith("error: ") and "ERROR" not in err
     assert main(["ariel", "taurex-check", "--xsec", str(tmp_path / "xsec")]) == 2

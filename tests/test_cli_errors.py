@@ -72,9 +72,9 @@ def test_bundle_with_a_misspelt_name_draws_no_seed_and_names_the_closest(tmp_pat
 # ----------------------------------------------------------------- reference
 
 
-def test_reference_from_own_files_says_which_tasks_it_builds_and_what_to_do_instead(tmp_path):
+def test_build_reference_says_which_tasks_it_builds_and_what_to_do_instead(tmp_path):
     (tmp_path / "DIR").mkdir()
-    code, out, err = codascore(tmp_path, "reference", "weak_lensing.phase1", "DIR", "OUT")
+    code, out, err = codascore(tmp_path, "build-reference", "weak_lensing.phase1", "DIR", "OUT")
     lines = told_briefly(err)
     assert code == 2
     assert "uai.pr" in lines[0] and "generator" in lines[0]
@@ -82,26 +82,46 @@ def test_reference_from_own_files_says_which_tasks_it_builds_and_what_to_do_inst
     assert sorted(p.name for p in tmp_path.iterdir()) == ["DIR"]
 
 
-def test_reference_with_a_missing_source_writes_nothing(tmp_path):
-    code, out, err = codascore(tmp_path, "reference", "uai.pr", "no_such_dir", "out")
+def test_build_reference_with_a_missing_source_writes_nothing(tmp_path):
+    code, out, err = codascore(tmp_path, "build-reference", "uai.pr", "no_such_dir", "out")
     assert code == 2 and "no_such_dir: no such folder" in told_briefly(err)[0]
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("args", [["uai.pr", "models"], ["uai.pr"], ["no_such_task", "models", "out"],
+                                  ["uai.pr", "models", "out", "more"]], ids=lambda args: str(len(args)))
+def test_build_reference_with_wrong_arguments_is_a_one_line_usage_error(tmp_path, args):
+    (tmp_path / "models").mkdir()
+    code, out, err = codascore(tmp_path, "build-reference", *args)
+    lines = told_briefly(err)
+    assert code == 2 and lines[0].startswith(("codascore build-reference: error: ", "codascore: error: "))
+    assert lines[1].startswith("see: codascore") and lines[1].endswith(" --help")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["models"]
+
+
+def test_reference_in_the_old_three_word_form_points_to_build_reference(tmp_path):
+    (tmp_path / "models").mkdir()
+    code, out, err = codascore(tmp_path, "reference", "uai.pr", "models", "out")
+    lines = told_briefly(err)
+    assert code == 2 and "task names only" in lines[0] and "'models'" in lines[0]
+    assert "codascore build-reference uai.pr models out" in lines[1]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["models"]
 
 
 def test_reference_with_a_task_and_a_folder_only_writes_nothing_and_shows_the_form(tmp_path):
     code, out, err = codascore(tmp_path, "reference", "uai.pr", "no_such_dir")
     lines = told_briefly(err)
     assert code == 2 and "unknown task 'no_such_dir'" in lines[0]
-    assert "codascore reference uai.pr SOURCE OUT" in lines[1]
+    assert "codascore build-reference uai.pr SOURCE OUT" in lines[1]
     assert list(tmp_path.iterdir()) == []  # main generated uai.pr's demo data here first
 
 
-def test_reference_with_a_wrong_source_leaves_no_folder_behind(tmp_path):
+def test_build_reference_with_a_wrong_source_leaves_no_folder_behind(tmp_path):
     (tmp_path / "models").mkdir()
     (tmp_path / "models" / "broken.uai").write_text("MARKOV\n2\n")
-    code, out, err = codascore(tmp_path, "reference", "uai.pr", "models", tmp_path / "new" / "deep" / "out")
+    code, out, err = codascore(tmp_path, "build-reference", "uai.pr", "models", tmp_path / "new" / "deep" / "out")
     told_briefly(err)
-    assert code == 1
+    assert code == 2  # the organiser's own files are wrong: a ReferenceDataError
     assert sorted(p.name for p in tmp_path.iterdir()) == ["models"]
 
 
@@ -181,19 +201,19 @@ def test_every_positional_argument_is_explained(tmp_path, verb, metavars):
 
 def test_debug_after_the_verb_shows_the_traceback(tmp_path):
     (tmp_path / "models").mkdir()
-    code, out, err = codascore(tmp_path, "reference", "uai.pr", "models", "out", "--debug")
+    code, out, err = codascore(tmp_path, "build-reference", "uai.pr", "models", "out", "--debug")
     assert code == 1 and "Traceback" in err and "ReferenceDataError" in err
-    code, out, err = codascore(tmp_path, "reference", "uai.pr", "models", "out")
-    assert code == 1 and len(told_briefly(err)) == 1
+    code, out, err = codascore(tmp_path, "build-reference", "uai.pr", "models", "out")
+    assert code == 2 and len(told_briefly(err)) == 1
 
 
 def test_a_bug_is_told_in_two_lines_with_exit_3(monkeypatch, capsys):
-    import codascore.cli as cli
+    from codascore.commands import Check
 
-    def broken(args):
+    def broken(self, args):
         raise KeyError("surprise")
 
-    monkeypatch.setattr(cli, "cmd_check", broken)
+    monkeypatch.setattr(Check, "run", broken)
     assert main(["check", "--rules"]) == 3
     lines = told_briefly(capsys.readouterr().err)
     assert lines[0] == "error: KeyError: 'surprise'" and "--debug" in lines[1]

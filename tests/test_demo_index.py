@@ -8,6 +8,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 from codascore.demo import SORT_SCRIPT, write_index
+from codascore.outcomes import scoring_outcome
 from codascore.runner import RunResult
 from report_pages import evaluate, require_chromium
 
@@ -61,7 +62,7 @@ def run_result(tmp_path: Path, task: str, submission: str, exit_code: int, score
     output.mkdir(parents=True)
     if page:
         (output / "detailed_results.html").write_text("<html></html>")
-    return RunResult(task, submission, run_dir, exit_code, scores, [], elapsed)
+    return RunResult(task, submission, run_dir, exit_code, scores, [], elapsed, outcome=scoring_outcome(exit_code))
 
 
 def parsed_index(tmp_path: Path) -> Cells:

@@ -130,13 +130,13 @@ def test_rank_command_raises_one_error_line_for_bad_input(tmp_path, capsys):
     details = tmp_path / "alice" / "details.json"
     details.parent.mkdir()
     details.write_text(json.dumps({"instances": []}))
-    assert cli_main(["srbench", "rank", str(details)]) == 1
+    assert cli_main(["srbench", "rank", str(details)]) == 2  # a ReferenceDataError: the organiser's
     assert capsys.readouterr().err == f"error: {details}: no per-run instances (is it a details.json of " \
                                       "srbench.synthetic?)\n"
     assert cli_main(["srbench", "rank", str(details), "--names", "a", "b"]) == 2
     assert "--names has 2 names for 1 details.json files" in capsys.readouterr().err
     table = tmp_path / "runs.csv"
     table.write_text("algorithm,dataset,run,r2_test,simplicity,property\nA,d,0,0.5,inf,1\n")
-    assert cli_main(["srbench", "rank", str(table)]) == 1
+    assert cli_main(["srbench", "rank", str(table)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: the results cannot be ranked: results['simplicity'] row 0") and "ERROR" not in err

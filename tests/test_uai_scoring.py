@@ -210,7 +210,7 @@ def test_reference_cli_rebuilds_the_values_from_a_models_folder(project_data, tm
     from codascore.cli import main
 
     models = project_data / "reference_data" / "uai.mmap" / "models"
-    assert main(["reference", "uai.mmap", str(models), str(tmp_path / "out")]) == 0
+    assert main(["build-reference", "uai.mmap", str(models), str(tmp_path / "out")]) == 0
     assert "[7/7] uai.mmap" in capsys.readouterr().out
     rebuilt = json.loads((tmp_path / "out" / "reference.json").read_text())["instances"]
     original = json.loads((project_data / "reference_data" / "uai.mmap" / "reference.json").read_text())["instances"]
@@ -218,7 +218,7 @@ def test_reference_cli_rebuilds_the_values_from_a_models_folder(project_data, tm
     for record in rebuilt:
         assert record["best_log10"] == pytest.approx(by_id[record["id"]]["best_log10"], abs=1e-12)
         assert record["trivial_log10"] == pytest.approx(by_id[record["id"]]["trivial_log10"], abs=1e-12)
-    assert main(["reference", "uai.mmap", str(models), str(tmp_path / "small"), "--set", "max_table_size=4"]) == 1
+    assert main(["build-reference", "uai.mmap", str(models), str(tmp_path / "small"), "--set", "max_table_size=4"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "max_table_size = 4" in err and not (tmp_path / "small").exists()
 
@@ -346,7 +346,7 @@ def test_update_best_command_errors(project_data, tmp_path, capsys):
     assert capsys.readouterr().err.startswith("error: ")
     ref = tmp_path / "ref"
     shutil.copytree(project_data / "reference_data" / "uai.mpe", ref)
-    assert main(["uai", "update-best", str(ref), str(bad)]) == 1
+    assert main(["uai", "update-best", str(ref), str(bad)]) == 2  # ReferenceDataError
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "details.json: not a details.json" in err and "ERROR" not in err
 

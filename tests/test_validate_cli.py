@@ -146,13 +146,13 @@ def test_a_code_submission_is_sent_to_codascore_run(tmp_path, capsys):
 
 
 def test_a_generation_module_missing_from_the_wheel_is_told_as_such(monkeypatch, capsys):
-    import codascore.cli as cli
     from codascore.cli import left_out_of_wheel
+    from codascore.commands import Reference
 
-    def without_generators(args):
+    def without_generators(self, args):
         raise ModuleNotFoundError("No module named 'codascore.uai.generate'", name="codascore.uai.generate")
 
-    monkeypatch.setattr(cli, "cmd_reference", without_generators)
+    monkeypatch.setattr(Reference, "run", without_generators)
     assert main(["reference", "uai.pr"]) == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and "leaves out" in err and "pip install -e ." in err

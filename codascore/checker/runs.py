@@ -10,8 +10,8 @@ from typing import Any, Callable
 
 from ..competition import read_task_config
 from ..errors import ReferenceDataError, RunnerError
-from ..registry import get_task
 from ..outcomes import Outcome, scoring_outcome
+from ..registry import get_task
 from ..runner import run
 from .schema import PUBLIC_QUEUE_LIMIT, hashable
 from .static import BundleChecker, samples_of

@@ -108,8 +108,9 @@ def collect(layout: TaskLayout, submission: Path, run_dir: Path, steps: list[Ste
         result.exit_code = scoring.exit_codes["program"]
         result.scores, result.violations = output_problems(scoring.step.output, result.exit_code, layout.task,
                                                            layout.leaderboard_keys)
-        result.error = scoring.stderr if result.exit_code != 0 else ""
-        result.outcome = Outcome.FAILED if result.violations else scoring_outcome(result.exit_code)
+        finished = scoring_outcome(result.exit_code)
+        result.error = "" if finished is Outcome.SCORED else scoring.stderr
+        result.outcome = Outcome.FAILED if result.violations else finished
     result.elapsed = time.perf_counter() - started
     return result
 

@@ -11,23 +11,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..commands.base import Command, Group
 from ..errors import ReferenceDataError, UsageError
+from ..outcomes import ExitCode
 from . import files
-
-
-def register(subparsers) -> None:
-    family = subparsers.add_parser("srbench", help="SRBench 2022 organiser tools")
-    commands = family.add_subparsers(dest="srbench_command", required=True)
-    rank = commands.add_parser("rank", help="rank all methods against each other (the 2022 final ranking)")
-    rank.add_argument("results", nargs="+", help="details.json files of scored submissions, or per-run CSVs")
-    rank.add_argument("--names", nargs="*", help="method names for the details.json files, in order")
-    rank.add_argument("--aggregate", choices=("median", "mean"), default="median",
-                      help="per-dataset aggregate over runs: median (written rules, default) or mean (2022 code)")
-    rank.add_argument("--profile", choices=("seed", "official2022"), default=None,
-                      help="missing-value rules (default: official2022 with mean, seed with median)")
-    rank.add_argument("--per-dataset", help="also write the per-dataset ranks to this CSV")
-    rank.add_argument("--out", help="write the final ranking to this CSV (default: print it)")
-    rank.set_defaults(func=cmd_rank)
 
 
 def details_rows(path: Path, algorithm: str) -> list[dict]:
@@ -61,19 +48,44 @@ def load_results(paths: list[str], names: list[str] | None):
     return pd.concat(frames, ignore_index=True)
 
 
-def cmd_rank(args) -> int:
-    from .metrics import final_scores, rank_per_dataset
+class Rank(Command):
+    name = "rank"
+    help = "rank all methods against each other (the 2022 final ranking)"
 
-    results = load_results(args.results, args.names)
-    try:
-        per_dataset = rank_per_dataset(results, aggregate=args.aggregate, profile=args.profile)
-    except (ValueError, KeyError) as exc:
-        raise ReferenceDataError(f"the results cannot be ranked: {exc}") from None
-    final = final_scores(per_dataset)
-    if args.per_dataset:
-        per_dataset.to_csv(args.per_dataset, index=False)
-    if args.out:
-        final.to_csv(args.out)
-    else:
-        print(final.to_string(float_format=lambda v: f"{v:.4f}"))
-    return 0
+    @classmethod
+    def add_options(cls, parser):
+        parser.add_argument("results", nargs="+", help="details.json files of scored submissions, or per-run CSVs")
+        parser.add_argument("--names", nargs="*", help="method names for the details.json files, in order")
+        parser.add_argument("--aggregate", choices=("median", "mean"), default="median",
+                            help="per-dataset aggregate over runs: median (written rules, default) or mean "
+                                 "(2022 code)")
+        parser.add_argument("--profile", choices=("seed", "official2022"), default=None,
+                            help="missing-value rules (default: official2022 with mean, seed with median)")
+        parser.add_argument("--per-dataset", help="also write the per-dataset ranks to this CSV")
+        parser.add_argument("--out", help="write the final ranking to this CSV (default: print it)")
+
+    def run(self, args) -> ExitCode:
+        from .metrics import final_scores, rank_per_dataset
+
+        results = load_results(args.results, args.names)
+        try:
+            per_dataset = rank_per_dataset(results, aggregate=args.aggregate, profile=args.profile)
+        except (ValueError, KeyError) as exc:
+            raise ReferenceDataError(f"the results cannot be ranked: {exc}") from None
+        final = final_scores(per_dataset)
+        if args.per_dataset:
+            per_dataset.to_csv(args.per_dataset, index=False)
+        if args.out:
+            final.to_csv(args.out)
+        else:
+            print(final.to_string(float_format=lambda v: f"{v:.4f}"))
+        return ExitCode.OK
+
+
+class Srbench(Group):
+    name = "srbench"
+    help = "SRBench 2022 organiser tools"
+    commands = (Rank,)
+
+
+COMMANDS = (Srbench,)

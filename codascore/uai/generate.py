@@ -372,7 +372,7 @@ def generate_task(task, root: Path, config: dict, progress: Callable[[str], None
 
 def specs_from_dir(task, models_dir: Path) -> list[Spec]:
     """Instances of a folder of ``.uai`` files with their ``.evid`` (and ``.query``, MLC ``.data``/
-    ``.test``) files, for ``codascore reference uai.<task> MODELS_DIR OUT``."""
+    ``.test``) files, for ``codascore build-reference uai.<task> MODELS_DIR OUT``."""
     specs = []
     for path in sorted(Path(models_dir).glob("*.uai")):
         model = files.read_model(path)

@@ -74,7 +74,7 @@ def run_solver_submission(task, input_dir: Path, output_dir: Path, submission_di
                 continue
             output.seek(0)
             tail = output.read()[-4000:].decode("utf-8", "replace")
-        if code != 0:
+        if code:  # the participant's program exited non-zero
             failures.append(f"{name}: {entry.name} exited with code {code}:\n{tail}")
             print(f"ingestion: {name}: exit code {code}\n{tail}", file=sys.stderr)
         else:

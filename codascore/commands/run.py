@@ -1,0 +1,69 @@
+"""``codascore run TASK SUBMISSION``: one submission through the worker's steps, on this machine."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from ..errors import UsageError
+from ..outcomes import ExitCode, exit_code_of
+from .base import Command, existing_path, task_name, task_names_text
+
+RUN_ROOT_HELP = ("project folder holding scoring_program/ and reference_data/ (default: the installed "
+                 "project's)")
+
+
+class Run(Command):
+    name = "run"
+    help = "score one submission (zip or folder) like Codabench's worker"
+    description = ("Run the prediction and scoring steps of one submission as Codabench's compute worker "
+                   "does, and print its scores and the report's path.")
+
+    @staticmethod
+    def epilog() -> str:
+        return f"{task_names_text()}\nexample: codascore run uai.pr sample_submissions/uai.pr/exact"
+
+    @classmethod
+    def add_options(cls, parser):
+        parser.add_argument("task", type=task_name, metavar="TASK",
+                            help="task name, e.g. weak_lensing.phase1 (listed below)")
+        parser.add_argument("submission", type=existing_path, metavar="SUBMISSION", help="submission zip or folder")
+        parser.add_argument("--out", help="run folder (default: a new folder runs/TASK/SUBMISSION[-N]); an "
+                                          "existing one is emptied only if it is a run folder")
+        parser.add_argument("--root", default=None, help=RUN_ROOT_HELP)
+        parser.add_argument("--time-limit", type=float, help="seconds per step (default: the phase's limit)")
+        parser.add_argument("--python", metavar="PATH",
+                            help="interpreter that runs python3/python in the metadata commands, e.g. a Python "
+                                 "3.12 environment like the image's (default: the one running codascore)")
+        parser.add_argument("--docker", metavar="IMAGE", help="run each step in this Docker image, as the worker "
+                                                              "does (the image must be present)")
+        parser.add_argument("--no-sandbox", action="store_true",
+                            help="run the steps as plain processes, not in a bubblewrap sandbox (a warning says so)")
+        parser.add_argument("--no-network", action="store_true",
+                            help="no network in the steps (the worker's COMPETITION_CONTAINER_NETWORK_DISABLED="
+                                 "True; its default gives them the network)")
+
+    def run(self, args) -> ExitCode:
+        from .. import containers
+        from ..errors import RunnerError
+        from ..runner import format_run, interpreter, run
+        from ..runner.view import TerminalView
+
+        try:
+            python = interpreter(args.python) if args.python else None
+        except RunnerError as exc:
+            raise UsageError(f"--python: {exc}") from None
+        try:
+            container = containers.choose(args.docker, sandbox=not args.no_sandbox, python=python,
+                                          network=not args.no_network)
+        except RunnerError as exc:
+            raise UsageError(str(exc)) from None
+        if not container.isolated:
+            print(containers.UNISOLATED_WARNING, file=sys.stderr, flush=True)
+        result = run(args.task, Path(args.submission), Path(args.out) if args.out else None,
+                     root=Path(args.root) if args.root else None, time_limit=args.time_limit, python=python,
+                     container=container, observer=TerminalView())
+        print(format_run(result))
+        if result.scored:
+            print(f"report: {result.run_dir / 'scoring' / 'output' / 'detailed_results.html'}")
+        return exit_code_of(result.outcome)
