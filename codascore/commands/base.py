@@ -14,6 +14,7 @@ from pathlib import Path
 
 from ..errors import ReferenceDataError
 from ..outcomes import ExitCode
+from ..task import Task
 
 ROOT_HELP = "project folder holding competition.yaml, the programs and the data (default: the current folder)"
 
@@ -85,15 +86,15 @@ def task_names_text() -> str:
     return "tasks: " + ", ".join(all_tasks())
 
 
-def task_name(text: str) -> str:
-    """argparse type of a TASK argument: an unknown name is a usage error naming the closest known one."""
+def task_name(text: str) -> Task:
+    """argparse type of a TASK argument: the task, looked up once here and handed on as it is; an unknown
+    name is a usage error naming the closest known one."""
     from ..registry import get_task
 
     try:
-        get_task(text)
+        return get_task(text)
     except ReferenceDataError as exc:  # an unknown name, or a family this installation lacks
         raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
 
 
 def existing_path(text: str) -> str:

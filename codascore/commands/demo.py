@@ -22,4 +22,4 @@ class Demo(Command):
     def run(self, args) -> ExitCode:
         from ..demo import run_demo
 
-        return ExitCode(run_demo(Path(args.out), root=Path(args.root), tasks=args.tasks))
+        return ExitCode(run_demo(Path(args.out), root=Path(args.root), tasks=[task.name for task in args.tasks] if args.tasks else None))

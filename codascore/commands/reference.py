@@ -87,11 +87,8 @@ class BuildReference(Command):
         parser.add_argument("--set", action="append", metavar="KEY=VALUE", help=SET_HELP)
 
     def run(self, args) -> ExitCode:
-        from ..registry import get_task
-
-        task = get_task(args.task)
-        config = task_config(task, args.set)
-        build_reference(task, Path(args.source), Path(args.out), config)
+        config = task_config(args.task, args.set)
+        build_reference(args.task, Path(args.source), Path(args.out), config)
         return ExitCode.OK
 
 

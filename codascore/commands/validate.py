@@ -29,10 +29,9 @@ class Validate(Command):
 
     def run(self, args) -> ExitCode:
         from ..errors import SubmissionError
-        from ..registry import get_task
         from ..sandbox import check_submission_format
 
-        task = get_task(args.task)
+        task = args.task
         try:
             summary, warnings = check_submission_format(task, Path(args.submission))
         except SubmissionError as exc:
