@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .tasks import update_best
+from .best_known import update_best
 
 
 def register(subparsers) -> None:
