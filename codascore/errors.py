@@ -22,7 +22,8 @@ None reaches Codabench or a user as a traceback::
     ├── TableTooLarge              UAI exact elimination would build a table over its size limit (MemoryError)
     ├── WidthExceeded              UAI min-fill found a cluster wider than its limit (ValueError)
     ├── ModelSyntaxError           an SRBench model string is not an accepted expression (ValueError)
-    └── SimplifyTimeout            a time-limited sympy call ran out of time
+    ├── SimplifyTimeout            a time-limited sympy call ran out of time
+    └── FitTimeout                 an SRBench code submission's est.fit reached fit_time_limit (SIGALRM)
 
 The family errors also derive from the builtin their callers used to catch (ValueError, MemoryError,
 RuntimeError), so ``except ValueError`` around a parser still sees them.
@@ -111,3 +112,8 @@ class ModelSyntaxError(CodascoreError, ValueError):
 class SimplifyTimeout(CodascoreError):
     """Raised by the alarm inside a time-limited sympy call (an Exception, like SRBench 2022's SIGALRM
     handler, so sympy code that catches Exception may swallow it: the alarm repeats)."""
+
+
+class FitTimeout(CodascoreError):
+    """2022's TimeOutException: the SIGALRM at fit_time_limit inside a code submission's ``est.fit`` (an
+    Exception, as it was then: the harness carries on with ``est`` as it is)."""

@@ -7,6 +7,7 @@ reads its own inputs, validates them and computes numbers.
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import sys
 import time
@@ -128,8 +129,36 @@ class Result:
     report_data: dict = dataclasses.field(default_factory=dict)
 
 
-class Task:
-    """Base class of a scoring task. Subclasses set the class attributes and implement the methods.
+class Task(abc.ABC):
+    """Base class of a scoring task: one instance per task, in its family's ``TASKS``. The contract, with
+    what the Codabench layer does around it: docs/architecture.md#the-task-contract.
+
+    A task must set ``name`` and write (``abc.abstractmethod``: a class missing one cannot be instantiated)::
+
+        load_reference(ref_dir, config) -> reference         read ref/; ReferenceDataError on anything wrong
+        load_submission(res_dir, reference, config) -> sub   read and validate res/; SubmissionError
+        score(reference, sub, config) -> Result              the scores from validated inputs, purely
+        ingest(input_dir, output_dir, submission_dir, config)   only when has_ingestion is True (a class
+                                                             setting it without ingest is a TypeError)
+
+    A task may set (default):
+
+        title ("": pages show name)        score_keys (("score",))       result_files ((): res/ as is)
+        has_ingestion (False)              defaults ({}: no parameter)   answer_samples (())
+        max_scores ({})                    failing_sample_prefixes (("invalid", "broken"))
+
+    A task may override (what the default does):
+
+        report             no section after the score table
+        score_guide        no "how to read this page" block
+        validate_format    UsageError: no check without the reference data
+        data_inventory     None: the folder says nothing to compare
+        generate           UsageError: the task makes no demo data
+        write_perfect_submission   False: no submission repeats the truth
+        build_reference    UsageError: no reference data from an organiser's own files
+        load_config        task.yaml over defaults; an unknown key is a ReferenceDataError
+
+    The attributes:
 
     name:          "<family>.<task>", the value of ``task:`` in ref/task.yaml.
     title:         human-readable title for pages and tables.
@@ -160,18 +189,24 @@ class Task:
     max_scores: dict[str, float | None] = {}
     failing_sample_prefixes: tuple[str, ...] = ("invalid", "broken")
 
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.has_ingestion and cls.ingest is Task.ingest:
+            raise TypeError(f"{cls.__qualname__} sets has_ingestion = True but does not write ingest(): a task "
+                            f"that takes code submissions must run them (docs/architecture.md#the-task-contract)")
+
     def expected_to_fail(self, sample_name: str) -> bool:
         """Whether the sample submission called sample_name must be refused (exit 1, no scores.json)."""
         return sample_name.startswith(self.failing_sample_prefixes)
 
-    # ----- scoring -----
+    # ----- scoring: required -----
+    @abc.abstractmethod
     def load_reference(self, ref_dir: Path, config: dict) -> Any:
         """Read ref/ (raise ReferenceDataError on anything wrong)."""
-        raise NotImplementedError
 
+    @abc.abstractmethod
     def load_submission(self, res_dir: Path, reference: Any, config: dict) -> Any:
         """Read and validate the submission in res_dir (raise SubmissionError listing every problem)."""
-        raise NotImplementedError
 
     def validate_format(self, res_dir: Path, config: dict) -> str:
         """``codascore validate TASK SUBMISSION``: check the submission in res_dir with no reference data (file
@@ -181,10 +216,10 @@ class Task:
         raise UsageError(f"{self.name}: no reference-free check is written for this task; "
                          f"codascore run checks a submission with the reference data")
 
+    @abc.abstractmethod
     def score(self, reference: Any, submission: Any, config: dict) -> Result:
         """Compute the scores from validated inputs: a pure function. No file I/O, no change to reference,
         submission or config, no cache kept on them: everything the report needs is in the Result."""
-        raise NotImplementedError
 
     def score_guide(self, config: dict) -> list[ScoreGuide]:
         """The "how to read this page" block of detailed_results.html: one ScoreGuide per key of
@@ -214,8 +249,11 @@ class Task:
 
         seed: None writes the demo's data from the family's fixed public seeds; an organiser's private
         master seed writes a bundle's data, every random stream derived from it (codascore.seeds). The
-        master seed itself goes into no file: codascore.bundle_data records it."""
-        raise NotImplementedError
+        master seed itself goes into no file: codascore.bundle_data records it.
+
+        Default: UsageError, the task makes no demo data (its reference data comes from build_reference or
+        from the organiser's own folder)."""
+        raise UsageError(f"{self.name}: this task makes no demo data (it does not write generate())")
 
     def build_reference(self, source: Path, out: Path, config: dict,
                         progress: Callable[[str], None] = print) -> None:
@@ -235,8 +273,11 @@ class Task:
     def ingest(self, input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
         """Run the participant's code found in submission_dir on input_dir under the configured time
         limit and write exactly the files a result submission would hold into output_dir.
-        Raise SubmissionError when the code fails (its traceback in the message)."""
-        raise NotImplementedError
+        Raise SubmissionError when the code fails (its traceback in the message).
+
+        Required when has_ingestion is True (enforced when the class is made); the default, reached only by
+        a task without ingestion, is a UsageError."""
+        raise UsageError(f"{self.name}: takes result submissions only; there is no code to run")
 
     def load_config(self, raw: dict) -> dict:
         """task.yaml content merged over the defaults; unknown keys are an organiser error."""

@@ -170,7 +170,7 @@ def _busy(seconds: float) -> None:
 
 
 def test_time_limit_fires_again_after_a_swallowed_alarm():
-    from codascore.srbench.metrics import time_limit
+    from codascore.srbench.canonical_form import time_limit
 
     before = signal.getsignal(signal.SIGALRM)
     swallowed = []

@@ -15,7 +15,7 @@ import pytest
 from codascore import runner
 from codascore.errors import ReferenceDataError, SubmissionError
 from codascore.uai import TASKS, files, hellinger, instance_score, metrics, result_files
-from codascore.uai.tasks import update_best
+from codascore.uai.best_known import update_best
 
 
 def test_instance_score_rule():

@@ -8,10 +8,9 @@ simplicity_from_nodes). sympy and pandas are imported only when used.
 from __future__ import annotations
 
 from ..errors import ModelSyntaxError
+from .canonical_form import CanonicalModel, canonicalize
 from .expressions import check_model, parse_model
 from .metrics import (
-    CanonicalModel,
-    canonicalize,
     complexity,
     feature_absence_score,
     rank_methods,

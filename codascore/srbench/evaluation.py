@@ -14,6 +14,7 @@ import numpy as np
 
 from ..errors import ModelSyntaxError
 from . import metrics
+from .canonical_form import CanonicalModel, canonicalize
 from .files import PREDICTIONS_FILE
 from .workers import Outcome, Progress, run_jobs
 
@@ -42,10 +43,10 @@ class RunData:
 
 @functools.lru_cache(maxsize=64)
 def _canonical_truth(text: str, names: tuple, limit: float | None):
-    return metrics.canonicalize(text, names, limit)
+    return canonicalize(text, names, limit)
 
 
-def property_value(model: metrics.CanonicalModel, spec: DatasetSpec, limit: float | None) -> float | None:
+def property_value(model: CanonicalModel, spec: DatasetSpec, limit: float | None) -> float | None:
     """The dataset's property for one canonical model (None for r2 datasets: it is the run's R²);
     docs/srbench.md#property-per-dataset."""
     if spec.property == "equivalence":
@@ -86,7 +87,7 @@ def evaluate_model(text: str, spec: DatasetSpec, runs: Sequence[RunData], simpli
     timed_out, simplified (str of the canonical form).
     """
     try:
-        model = metrics.canonicalize(text, spec.feature_names, simplify_time_limit, strict=strict,
+        model = canonicalize(text, spec.feature_names, simplify_time_limit, strict=strict,
                                      simplify=simplify)
     except ModelSyntaxError as exc:
         return [{"seed": run.seed, "failed": f"invalid model: {exc}"} for run in runs]
@@ -130,7 +131,7 @@ def _warm_up() -> None:
     time limit pays for the imports."""
     import sympy
 
-    metrics.compile_model(metrics.canonicalize("erf(x) + 1", ["x"]).parsed, ["x"])(np.zeros((2, 1)))
+    metrics.compile_model(canonicalize("erf(x) + 1", ["x"]).parsed, ["x"])(np.zeros((2, 1)))
     sympy.simplify(sympy.Symbol("x") + 1)
 
 

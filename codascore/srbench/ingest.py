@@ -25,7 +25,7 @@ import time
 import warnings
 from pathlib import Path
 
-from ..errors import ReferenceDataError, SubmissionError
+from ..errors import FitTimeout, ReferenceDataError, SubmissionError
 from ..sandbox import find_entry, import_participant_module
 from ..task import log
 from ..validate import is_number
@@ -44,10 +44,6 @@ DEPENDENCY_RULE = ("On Codabench a code submission runs with the competition ima
                    "what the zip itself carries (pure-Python packages placed beside regressor.py import "
                    "from there); environment.yml and install.sh are never run. Locally, "
                    "'codascore run --python PATH' runs the prediction step with your own interpreter.")
-
-
-class FitTimeout(Exception):
-    """2022's TimeOutException: SIGALRM at fit_time_limit inside est.fit (an Exception, as it was then)."""
 
 
 def _raise_fit_timeout(signum, frame):

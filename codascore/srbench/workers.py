@@ -1,7 +1,7 @@
 """Run many small jobs in parallel worker processes, each job under a hard time limit.
 
 Scoring one model can get stuck inside sympy (in C code, or in a loop that swallows the alarm). The
-in-process SIGALRM limit of metrics.time_limit handles the common case; this pool is the backstop: a
+in-process SIGALRM limit of canonical_form.time_limit handles the common case; this pool is the backstop: a
 worker still busy on one job past ``time_limit`` seconds is killed (SIGKILL, by its own pid) and replaced,
 the job is reported as timed out, and the run carries on with the others.
 

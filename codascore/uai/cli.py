@@ -11,7 +11,7 @@ from pathlib import Path
 
 from ..commands.base import Command, Group
 from ..outcomes import ExitCode
-from .tasks import update_best
+from .best_known import update_best
 
 
 class UpdateBest(Command):

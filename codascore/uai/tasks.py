@@ -7,10 +7,15 @@ MLC ``.data``/``.test``). A result submission holds ``<id>.uai.<TASK>`` per inst
 (docs/uai.md#result-files). Per instance Score = max(0, 100 (1 - Err / MaxErr)); the task score is the
 mean over all reference instances, a missing or invalid answer counting 0 with its reason recorded
 (docs/uai.md#scoring).
+
+One UAITask class serves the five tasks; what differs between them (the reference values, the answer's
+reader and grade, the perfect answer) is each task's AnswerRules, private to the family. Folding reported
+better answers back into reference data is uai/best_known.py's.
 """
 
 from __future__ import annotations
 
+import abc
 import dataclasses
 import json
 import math
@@ -19,8 +24,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import (AnswerError, FormatError, ReferenceDataError, TableTooLarge, TrivialAnswerError,
-                      UsageError)
+from ..errors import AnswerError, FormatError, ReferenceDataError, TableTooLarge, TrivialAnswerError
 from ..task import Result, ScoreGuide, Section, Task, progress
 from ..validate import Problems, is_finite_number, shown
 from . import files, metrics, result_files
@@ -81,26 +85,52 @@ def _gap_grade(err: float, max_err: float, tolerance: float) -> Grade:
     return Grade(score, err if math.isfinite(err) else None, max_err, points=points)
 
 
-class UAITask(Task):
-    """Shared reading, validation and scoring of the UAI tasks; subclasses define the answer and its grade."""
+class AnswerRules(abc.ABC):
+    """What one UAI task's answers are: how its reference values are checked, its answers parsed and graded,
+    and its perfect answer written. Private to the UAI family: one per UAITask, which the Codabench layer
+    sees through the Task contract only."""
 
     kind = ""                     # PR, MAR, MPE, MMAP, MLC (result file extension and task word)
+    needs_query = False           # the instance has a .query file (MMAP)
+    zero_reason = "zero likelihood: the answer hits a zero table entry (log10 value -inf)"
+
+    @abc.abstractmethod
+    def check_record(self, inst: Instance, models: Path, where: str) -> None:
+        """Validate the stored truth and trivial values of one instance (ReferenceDataError), and set the
+        Instance fields derived from them (reading any further file of the instance in models)."""
+
+    @abc.abstractmethod
+    def parse(self, text: str, inst: Instance, warnings: list[str]) -> Any:
+        """One result file's answer (AnswerError when it is invalid); warnings collects what was repaired."""
+
+    @abc.abstractmethod
+    def grade(self, inst: Instance, answer: Any, config: dict) -> Grade:
+        """The Grade of a valid answer; Err = inf (score 0) for a zero-likelihood answer."""
+
+    @abc.abstractmethod
+    def perfect_answer(self, inst: Instance, config: dict) -> str:
+        """The result file text of one instance's true or best known answer."""
+
+
+class UAITask(Task):
+    """Shared reading, validation and scoring of the UAI tasks; its AnswerRules define the answer and its
+    grade."""
+
     score_keys = ("score", "n_answered", "n_perfect")
     has_ingestion = True
     # memory_kb: the MEMKB a solver is told (the 2022 requirements page passed 8000000)
     defaults = {"tolerance": metrics.DEFAULT_TOLERANCE, "time_limit": 20.0, "memory_kb": 8_000_000,
                 "max_table_size": 2**25, "trivial_ibound": 2}
-    needs_query = False
-    zero_reason = "zero likelihood: the answer hits a zero table entry (log10 value -inf)"
     # the exact answers, and answers halfway between them and the trivial ones
     answer_samples = ("exact", "perturbed")
     # None: the answers follow from the public models by exact inference, so a solver may reach 100
     # without them (the sample loopy BP solver does on some small instance sets).
     max_scores: dict = {}
 
-    @property
-    def result_files(self):  # type: ignore[override]
-        return (f"*.uai.{self.kind}",)
+    def __init__(self, name: str, title: str, rules: AnswerRules):
+        self.name, self.title, self.rules = name, title, rules
+        self.kind = rules.kind
+        self.result_files = (f"*.uai.{rules.kind}",)
 
     # ----- reference -----
     def load_reference(self, ref_dir: Path, config: dict) -> list[Instance]:
@@ -132,15 +162,10 @@ class UAITask(Task):
         evid = models / f"{name}.uai.evid"
         evidence = files.read_evidence(evid, model) if evid.exists() else {}
         inst = Instance(name, str(record.get("family", "")), model, evidence, record)
-        if self.needs_query:
+        if self.rules.needs_query:
             inst.query = files.read_query(models / f"{name}.uai.query", model, evidence)
-        self.check_record(inst, where)
+        self.rules.check_record(inst, models, where)
         return inst
-
-    def check_record(self, inst: Instance, where: str) -> None:
-        """Validate the stored truth and trivial values of one instance (ReferenceDataError), and set the
-        Instance fields derived from them."""
-        raise NotImplementedError
 
     def data_inventory(self, folder: Path, role: str, config: dict) -> dict[str, tuple[int, ...]] | None:
         """Instance ids: reference.json's in ref/, the models' in input_data/models/, the result files' in a
@@ -186,7 +211,7 @@ class UAITask(Task):
                 continue
             warnings: list[str] = []
             try:
-                answers[inst.id] = Answer(self.parse(text, inst, warnings), warnings=warnings)
+                answers[inst.id] = Answer(self.rules.parse(text, inst, warnings), warnings=warnings)
             except AnswerError as exc:
                 answers[inst.id] = Answer(reason=f"{filename}: {exc}")
         return answers
@@ -213,14 +238,7 @@ class UAITask(Task):
         return (f"{len(paths)} {self.kind} result files, each with its task word and a well-formed solution; "
                 f"scoring checks the instance names and the values per variable against each model")
 
-    def parse(self, text: str, inst: Instance, warnings: list[str]) -> Any:
-        raise NotImplementedError
-
     # ----- scoring -----
-    def grade(self, inst: Instance, answer: Any, config: dict) -> Grade:
-        """The Grade of a valid answer; Err = inf (score 0) for a zero-likelihood answer."""
-        raise NotImplementedError
-
     def score(self, reference: list[Instance], submission: dict[str, Answer], config: dict) -> Result:
         records, warnings, new_best, points = [], [], [], []
         for inst in progress(reference, "instances scored"):
@@ -229,12 +247,12 @@ class UAITask(Task):
             if ans.reason is not None:
                 record.update(status="missing" if ans.missing else "invalid", score=0.0, reason=ans.reason)
             else:
-                grade = self.grade(inst, ans.answer, config)
+                grade = self.rules.grade(inst, ans.answer, config)
                 record.update(status="ok", score=grade.score)
                 if grade.max_error is not None:
                     record.update(error=grade.error, max_error=grade.max_error)
                 if grade.error is None and grade.max_error is not None:
-                    record.update(status="invalid", reason=self.zero_reason)
+                    record.update(status="invalid", reason=self.rules.zero_reason)
                 record.update(grade.fields)
                 if grade.new_best is not None:
                     new_best.append(grade.new_best)
@@ -289,12 +307,8 @@ class UAITask(Task):
         out_dir = Path(out_dir)
         out_dir.mkdir(parents=True, exist_ok=True)
         for inst in self.load_reference(Path(ref_dir), config):
-            (out_dir / f"{inst.id}.uai.{self.kind}").write_text(self.perfect_answer(inst, config))
+            (out_dir / f"{inst.id}.uai.{self.kind}").write_text(self.rules.perfect_answer(inst, config))
         return True
-
-    def perfect_answer(self, inst: Instance, config: dict) -> str:
-        """The result file text of one instance's true or best known answer."""
-        raise NotImplementedError
 
     def ingest(self, input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
         from .ingest import run_solver_submission
@@ -319,13 +333,11 @@ def partial_answer_warnings(records: list[dict]) -> list[str]:
     return warnings
 
 
-class PRTask(UAITask):
-    name = "uai.pr"
-    title = "UAI 2022 PR (log10 partition function)"
+class PRRules(AnswerRules):
     kind = "PR"
     zero_reason = "log10 Z = -inf (Z = 0) but the true Z is positive"
 
-    def check_record(self, inst, where):
+    def check_record(self, inst, models, where):
         truth = _finite(inst.record, "log10_z", where)
         trivial = _finite(inst.record, "trivial_log10_z", where)
         inst.max_error = abs(truth - trivial)
@@ -341,12 +353,10 @@ class PRTask(UAITask):
         return result_files.format_pr(inst.record["log10_z"])
 
 
-class MARTask(UAITask):
-    name = "uai.mar"
-    title = "UAI 2022 MAR (marginals, mean Hellinger error)"
+class MARRules(AnswerRules):
     kind = "MAR"
 
-    def check_record(self, inst, where):
+    def check_record(self, inst, models, where):
         truth = inst.record.get("marginals")
         if not isinstance(truth, list) or len(truth) != inst.model.n_vars:
             raise ReferenceDataError(f"{where}: marginals must list the {inst.model.n_vars} variables")
@@ -381,18 +391,32 @@ class MARTask(UAITask):
         return result_files.format_mar(inst.record["marginals"])
 
 
-class _BestKnownTask(UAITask):
+class BestKnownRules(AnswerRules):
     """MPE and MMAP: error against the best known value, improved by the submission itself
     (docs/uai.md#better-than-the-best-known-answer)."""
 
-    def check_record(self, inst, where):
+    best_key = ""                 # the reference.json key of the best known answer
+
+    def check_record(self, inst, models, where):
         best = _finite(inst.record, "best_log10", where)
         trivial = _finite(inst.record, "trivial_log10", where)
         if trivial > best + 1e-9:
             raise ReferenceDataError(f"{where}: the trivial value exceeds the best known value")
 
-    def value(self, inst, answer, config) -> float:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def value(self, inst: Instance, answer: Any, config: dict) -> float:
+        """The log10 value of a valid answer, recomputed on the model (best_known.update_best re-checks
+        reported answers with it)."""
+
+    @staticmethod
+    @abc.abstractmethod
+    def jsonable(answer: Any) -> Any:
+        """The answer as details.json and reference.json store it."""
+
+    @staticmethod
+    @abc.abstractmethod
+    def from_json(answer: Any) -> Any:
+        """The answer that jsonable stored."""
 
     def grade(self, inst, answer, config):
         value = self.value(inst, answer, config)
@@ -406,10 +430,9 @@ class _BestKnownTask(UAITask):
         return grade
 
 
-class MPETask(_BestKnownTask):
-    name = "uai.mpe"
-    title = "UAI 2022 MPE (most probable explanation)"
+class MPERules(BestKnownRules):
     kind = "MPE"
+    best_key = "best_assignment"
 
     def parse(self, text, inst, warnings):
         return result_files.parse_mpe(text, inst.model, inst.evidence)
@@ -418,7 +441,7 @@ class MPETask(_BestKnownTask):
         return metrics.log10_likelihood(inst.model, answer, inst.evidence)
 
     def perfect_answer(self, inst, config):
-        return result_files.format_mpe(_best(inst, "best_assignment"))
+        return result_files.format_mpe(_best(inst, self.best_key))
 
     @staticmethod
     def jsonable(answer):
@@ -429,10 +452,9 @@ class MPETask(_BestKnownTask):
         return np.asarray(answer, dtype=np.int64)
 
 
-class MMAPTask(_BestKnownTask):
-    name = "uai.mmap"
-    title = "UAI 2022 MMAP (marginal MAP)"
+class MMAPRules(BestKnownRules):
     kind = "MMAP"
+    best_key = "best_answer"
     needs_query = True
 
     def parse(self, text, inst, warnings):
@@ -445,7 +467,7 @@ class MMAPTask(_BestKnownTask):
             raise ReferenceDataError(f"{inst.id}: cannot evaluate V(q) exactly: {exc}") from None
 
     def perfect_answer(self, inst, config):
-        return result_files.format_mmap({int(v): int(x) for v, x in _best(inst, "best_answer").items()})
+        return result_files.format_mmap({int(v): int(x) for v, x in _best(inst, self.best_key).items()})
 
     @staticmethod
     def jsonable(answer):
@@ -456,13 +478,10 @@ class MMAPTask(_BestKnownTask):
         return {int(k): int(v) for k, v in answer.items()}
 
 
-class MLCTask(UAITask):
-    name = "uai.mlc"
-    title = "UAI 2022 MLC (multi-label classification)"
+class MLCRules(AnswerRules):
     kind = "MLC"
 
-    def _load_instance(self, models, record, where):
-        inst = super()._load_instance(models, record, where)
+    def check_record(self, inst, models, where):
         inst.test = files.parse_mlc_data((models / f"{inst.id}.uai.test").read_text(),
                                          f"{inst.id}.uai.test", inst.model, with_labels=False)
         inst.query = inst.test.query_vars
@@ -472,10 +491,6 @@ class MLCTask(UAITask):
             opt = _finite(line, "optimum_log10", f"{where} lines[{k}]")
             if _finite(line, "trivial_log10", f"{where} lines[{k}]") > opt + 1e-9:
                 raise ReferenceDataError(f"{where} lines[{k}]: trivial value above the optimum")
-        return inst
-
-    def check_record(self, inst, where):
-        pass
 
     def parse(self, text, inst, warnings):
         return result_files.parse_mlc(text, inst.model, inst.query, len(inst.test.evidence))
@@ -510,57 +525,10 @@ def _best(inst: Instance, key: str):
     return inst.record[key]
 
 
-TASKS = {t.name: t for t in (PRTask(), MARTask(), MPETask(), MMAPTask(), MLCTask())}
-
-
-def update_best(ref_dir: Path, details_files: list[Path]) -> list[str]:
-    """Fold the ``new_best`` answers of scoring outputs (details.json) into ref_dir/reference.json.
-
-    Each answer is re-evaluated on the reference model (a details.json is not trusted) and kept only if
-    it beats the stored best. Returns one line per change; reference.json is rewritten atomically.
-    UsageError for a reference folder of another task, ReferenceDataError for an unreadable details.json.
-    """
-    import yaml
-
-    ref_dir = Path(ref_dir)
-    raw = yaml.safe_load((ref_dir / "task.yaml").read_text())
-    name = raw.get("task") if isinstance(raw, dict) else None
-    task = TASKS.get(name)
-    if not isinstance(task, _BestKnownTask):
-        raise UsageError(f"{ref_dir}: update-best applies to uai.mpe and uai.mmap, not {name!r}")
-    config = task.load_config(raw)
-    instances = {inst.id: inst for inst in task.load_reference(ref_dir, config)}
-    data = json.loads((ref_dir / "reference.json").read_text())
-    by_id = {r["id"]: r for r in data["instances"]}
-    changes = []
-    for path in details_files:
-        try:
-            details = json.loads(Path(path).read_text())
-        except ValueError as exc:
-            raise ReferenceDataError(f"{path}: not a details.json ({exc})") from None
-        if not isinstance(details, dict) or details.get("task") not in (None, name):
-            task_name = details.get("task") if isinstance(details, dict) else None
-            raise ReferenceDataError(f"{path}: scores task {task_name!r}, the reference is {name!r}")
-        for k, entry in enumerate(details.get("new_best", [])):
-            inst = instances.get(str(entry.get("id")))
-            if inst is None:
-                continue
-            try:
-                answer = task.from_json(entry["answer"])
-                value = task.value(inst, answer, config)
-            except (KeyError, TypeError, AttributeError, ValueError) as exc:
-                raise ReferenceDataError(f"{path}: new_best[{k}] (instance {inst.id}): not a valid answer "
-                                         f"({exc})") from None
-            record = by_id[inst.id]
-            if value > record["best_log10"] + float(config["tolerance"]):
-                changes.append(f"{inst.id}: best log10 {shown(record['best_log10'])} -> {shown(value)}")
-                record["best_log10"] = value
-                key = "best_assignment" if task.kind == "MPE" else "best_answer"
-                record[key] = task.jsonable(answer)
-                record["trivial_error"] = value - record["trivial_log10"]
-                inst.record["best_log10"] = value
-    if changes:
-        tmp = ref_dir / "reference.json.tmp"
-        tmp.write_text(files.dump_reference(name, data["instances"]))
-        tmp.replace(ref_dir / "reference.json")
-    return changes
+TASKS = {t.name: t for t in (
+    UAITask("uai.pr", "UAI 2022 PR (log10 partition function)", PRRules()),
+    UAITask("uai.mar", "UAI 2022 MAR (marginals, mean Hellinger error)", MARRules()),
+    UAITask("uai.mpe", "UAI 2022 MPE (most probable explanation)", MPERules()),
+    UAITask("uai.mmap", "UAI 2022 MMAP (marginal MAP)", MMAPRules()),
+    UAITask("uai.mlc", "UAI 2022 MLC (multi-label classification)", MLCRules()),
+)}
