@@ -345,8 +345,19 @@ def test_a_task_not_in_this_build_is_a_warning_not_a_crash(tmp_path):
 
 
 class _Phase2Like(Task):
+    """A task the checker reads the keys of; it never scores."""
+
     name = "weak_lensing.fixture_phase2"
     score_keys = ("score", "tpr_low_fpr")
+
+    def load_reference(self, ref_dir, config):
+        raise NotImplementedError
+
+    def load_submission(self, res_dir, reference, config):
+        raise NotImplementedError
+
+    def score(self, reference, submission, config):
+        raise NotImplementedError
 
 
 def _with_fixture_task(monkeypatch):
