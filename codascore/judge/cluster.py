@@ -73,7 +73,8 @@ def read_cluster_file(path: Path) -> dict:
 
 def jobqueue_cluster(config: dict):
     """The dask-jobqueue cluster a cluster file describes, not yet scaled (no job submitted): each job runs
-    ``processes`` workers that share its cores and memory, and offer them as resources."""
+    ``processes`` workers that share its cores and memory, and offer them as resources (a worker's threads
+    are its cores: the resources, not the threads, keep a unit that asks for them all alone)."""
     import dask
     import dask_jobqueue
     from dask.utils import parse_bytes
@@ -82,7 +83,7 @@ def jobqueue_cluster(config: dict):
     cores, memory = int(config["cores"]), parse_bytes(str(config["memory"]))
     resources = f"cores={max(cores // processes, 1)},memory={memory // processes}"
     options = {"cores": cores, "memory": str(config["memory"]), "processes": processes,
-               "worker_extra_args": ["--resources", resources, "--nthreads", "1"],
+               "worker_extra_args": ["--resources", resources], "scheduler_options": {"dashboard_address": ":0"},
                "job_script_prologue": list(config.get("job_script_prologue") or [])}
     for key in ("walltime", "queue", "account"):
         if config.get(key) is not None:

@@ -30,11 +30,16 @@ def results_rows(store: Store, task: str | None = None) -> tuple[list[str], list
                      "outcome": (unit["outcome"] or "").lower().replace("_", " "),
                      "exit_code": "" if unit["exit_code"] is None else unit["exit_code"], **scores,
                      "wall_seconds": "" if unit["wall_seconds"] is None else round(unit["wall_seconds"], 3),
-                     "run_folder": unit["run_dir"], "messages": " | ".join(json.loads(unit["messages"]))[:2000]})
+                     "run_folder": unit["run_dir"], "messages": one_line_messages(json.loads(unit["messages"]))})
     for entry in store.skipped(task):
         rows.append({"team": entry["name"], "task": entry["task"], "state": "skipped",
                      "messages": entry["reason"]})
     return LEADING + list(keys) + TRAILING, rows
+
+
+def one_line_messages(messages: list[str], limit: int = 2000) -> str:
+    """A unit's messages on one line (a spreadsheet row stays one line): each folded, joined by " | "."""
+    return " | ".join(" ".join(message.split()) for message in messages)[:limit]
 
 
 def write_results(store: Store, out: Path, task: str | None = None) -> Path:
