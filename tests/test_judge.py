@@ -138,34 +138,61 @@ def unit_key_running(client, team: str, timeout: float = 60) -> str:
     raise AssertionError(f"{team}'s unit never ran")
 
 
-def test_a_worker_killed_mid_unit_is_retried_and_scores_as_undisturbed(cluster, client, project_data, tmp_path,
-                                                                      undisturbed):
-    sleeper(project_data, tmp_path / "submissions" / "erin")
+def judge_killing_a_worker(cluster, client, project_data: Path, folder: Path, retries: int = 2):
+    """Judge erin's sleeper alone and SIGKILL the worker running it halfway through; the summary."""
+    if not (folder / "submissions" / "erin").is_dir():
+        sleeper(project_data, folder / "submissions" / "erin")
     summary = {}
     thread = threading.Thread(target=lambda: summary.setdefault("it", judge_on(
-        cluster, project_data, tmp_path / "submissions", tmp_path / "out")))
+        cluster, project_data, folder / "submissions", folder / "out", retries=retries)))
     thread.start()
     address = unit_key_running(client, "erin")
     time.sleep(2)  # in the middle of the unit: the solver sleeps 6 s
     pid = client.run(os.getpid, workers=[address])[address]
     os.kill(pid, signal.SIGKILL)
     thread.join(120)
-    assert not thread.is_alive() and summary["it"].finished
-    assert results_of(tmp_path / "out")["erin"] == undisturbed[2]["erin"]
-    store = Store(tmp_path / "out")
-    attempts = store.attempts(list_units(TASK, "erin", tmp_path)[0])
-    store.close()
+    client.wait_for_workers(2, timeout=60)  # the nanny restarts it, for the next test
+    assert not thread.is_alive()
+    return summary["it"]
+
+
+def attempts_of(out: Path, team: str) -> list:
+    store = Store(out)
+    try:
+        return store.attempts(list_units(TASK, team, out)[0])
+    finally:
+        store.close()
+
+
+def test_a_worker_killed_mid_unit_is_retried_and_scores_as_undisturbed(cluster, client, project_data, tmp_path,
+                                                                      undisturbed):
+    summary = judge_killing_a_worker(cluster, client, project_data, tmp_path)
+    assert summary.finished and results_of(tmp_path / "out")["erin"] == undisturbed[2]["erin"]
+    attempts = attempts_of(tmp_path / "out", "erin")
     assert [a["result"] for a in attempts] == ["retried", "done"]
     assert "KilledWorker" in attempts[0]["reason"] and attempts[0]["worker"] is None
-    client.wait_for_workers(2, timeout=60)
+
+
+def test_a_unit_lost_with_no_retry_left_is_an_infrastructure_error_run_again_next_time(
+        cluster, client, project_data, tmp_path, undisturbed):
+    summary = judge_killing_a_worker(cluster, client, project_data, tmp_path, retries=0)
+    assert not summary.finished and summary.counts["infrastructure error"] == 1
+    assert "infrastructure error" in status(tmp_path / "out") and "1 to run by the next" in status(tmp_path / "out")
+    again = judge_on(cluster, project_data, tmp_path / "submissions", tmp_path / "out")
+    assert again.ran == 1 and again.finished
+    assert results_of(tmp_path / "out")["erin"] == undisturbed[2]["erin"]
+    assert [a["result"] for a in attempts_of(tmp_path / "out", "erin")] == ["infrastructure error", "done"]
 
 
 def finished_units(database: Path) -> tuple[int, int]:
-    """(finished, total) units in a database a judge is writing (0, 0 before it exists)."""
+    """(finished, total) units in a database a judge is writing (0, 0 before its tables exist)."""
     if not database.is_file():
         return 0, 0
-    with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=10) as db:
-        states = [state for (state,) in db.execute("SELECT state FROM units")]
+    try:
+        with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=10) as db:
+            states = [state for (state,) in db.execute("SELECT state FROM units")]
+    except sqlite3.OperationalError:  # created, its tables not yet
+        return 0, 0
     return sum(state in ("done", "failed") for state in states), len(states)
 
 

@@ -123,7 +123,11 @@ def open_client(workers: int | None = None, scheduler: str | None = None,
 def check_resources(client, asked: list[dict[str, float]]) -> None:
     """JudgeError when the cluster's workers are known and none offers what some unit asks for: such a
     unit would wait forever. A cluster without workers yet (a batch job still queued) is not checked."""
-    offered = [worker.get("resources") or {} for worker in client.scheduler_info()["workers"].values()]
+    try:  # all workers: some versions list only the first few unless told
+        info = client.scheduler_info(n_workers=-1)
+    except TypeError:
+        info = client.scheduler_info()
+    offered = [worker.get("resources") or {} for worker in info["workers"].values()]
     if not offered:
         return
     for resources in asked:
