@@ -12,6 +12,8 @@ None reaches Codabench or a user as a traceback::
     ├── BundleError                a competition bundle cannot be built
     │   └── WheelError             a pinned wheel cannot be had (download, cache or recorded hash)
     ├── RunnerError                a local run cannot be set up (missing folders, a refused submission)
+    ├── JudgeError                 the final judgement cannot be set up (reference data, cluster file,
+    │                              results database): an organiser's error, exit 2
     ├── UnsafeArchiveError         a zip member would escape its folder, or the archive is over a limit (ValueError)
     ├── TimeLimitExceeded          a child process was killed at its time limit (RuntimeError)
     ├── ParticipantCodeError       participant code raised, died, or returned something else than plain data
@@ -70,6 +72,11 @@ class WheelError(BundleError):
 
 class RunnerError(CodascoreError):
     """A local run could not be set up (missing folders, a refused submission archive)."""
+
+
+class JudgeError(CodascoreError):
+    """The final judgement cannot be set up or go on: missing reference data, a bad cluster file, a results
+    database of another task. An organiser's error: ``codascore judge`` exits 2."""
 
 
 class UnsafeArchiveError(CodascoreError, ValueError):

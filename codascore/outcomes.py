@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 
-from .errors import CodascoreError, ReferenceDataError, SubmissionError, UsageError
+from .errors import CodascoreError, JudgeError, ReferenceDataError, SubmissionError, UsageError
 
 
 class ExitCode(enum.IntEnum):
@@ -55,6 +55,7 @@ OUTCOME_EXIT_CODES: dict[Outcome, ExitCode] = {
 ERROR_EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (UsageError, ExitCode.ORGANISER_ERROR),
     (ReferenceDataError, ExitCode.ORGANISER_ERROR),
+    (JudgeError, ExitCode.ORGANISER_ERROR),
     (SubmissionError, ExitCode.INVALID),
     (CodascoreError, ExitCode.INVALID),
     (OSError, ExitCode.INVALID),

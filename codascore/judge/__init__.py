@@ -1,0 +1,131 @@
+"""The final judgement: every team's submission run again on the private data with the real budgets, on a
+Dask cluster, resumably (docs/judge.md).
+
+:func:`judge` reads the teams of a submissions folder (:mod:`.teams`), lists each team's units of work
+(:mod:`.units`), runs those not yet judged on a cluster (:mod:`.cluster`, :mod:`.scheduler`), records every
+attempt and result in OUT/judge.sqlite (:mod:`.store`) and writes OUT/results.csv (:mod:`.results`).
+:func:`status` reads the database without running anything. Killed at any moment, the same call again runs
+only what is unfinished; nothing already judged is deleted.
+
+Nothing below this package imports it, and only this package imports ``distributed``: the bundle's
+programs never need Dask.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from pathlib import Path
+from typing import Callable
+
+from ..competition import project_root
+from ..errors import JudgeError, RunnerError
+from ..registry import get_task
+from ..runner import find_layout
+from .progress import Progress, status_table
+from .results import write_results
+from .scheduler import Scheduler, run_folder, settle_folders
+from .store import FINISHED, Store
+from .teams import Skipped, folder_sha256, read_teams
+from .units import Unit, list_units
+
+__all__ = ["JudgeSummary", "judge", "status"]
+
+
+@dataclasses.dataclass
+class JudgeSummary:
+    """How a judgement ended: the units in each state (all of the task's, judged now or before), how many
+    this call ran, the entries skipped with their reasons, results.csv, the dashboard's address."""
+
+    task: str
+    out: Path
+    counts: dict[str, int]
+    ran: int
+    skipped: list[Skipped]
+    results: Path
+    dashboard: str
+    elapsed: float
+
+    @property
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    @property
+    def finished(self) -> bool:
+        """Whether every unit has a result (none pending, running or lost to the cluster)."""
+        return sum(self.counts[state] for state in FINISHED) == self.total
+
+
+def judge(submissions: Path, task: str, out: Path, root: Path | None = None, workers: int | None = None,
+          scheduler: str | None = None, cluster_file: Path | None = None, retries: int = 2,
+          time_limit: float | None = None, progress: Callable[[str], None] | None = None,
+          profiles: dict[str, dict] | None = None) -> JudgeSummary:
+    """Judge every team of the submissions folder on task and return how it ended.
+
+    root: the project folder of the programs and the private data (default: the installed project's).
+    workers: worker processes of the LocalCluster (default: one per core); scheduler: the address of a
+    running Dask scheduler instead; cluster_file: a YAML file describing a batch system's cluster instead.
+    retries: attempts after the first for a unit the cluster lost. time_limit: seconds per step (default:
+    the phase's). progress: called with each line to show. profiles: per-task overrides (time_limit,
+    cores, memory), the hook of the budget profiles to come."""
+    say = progress or (lambda line: None)
+    started = time.monotonic()
+    task_name = get_task(task).name
+    root, out = Path(root or project_root()).resolve(), Path(out).resolve()
+    reference = reference_folder(root, task_name)
+    teams, skipped = read_teams(Path(submissions).resolve())
+    for entry in skipped:
+        say(f"skipped {entry.path.name}: {entry.reason}")
+    out.mkdir(parents=True, exist_ok=True)
+    store = Store(out)
+    try:
+        store.record_skipped(task_name, skipped)
+        settle_folders(store, out)
+        profile = (profiles or {}).get(task_name, {})
+        units = [unit for team in teams
+                 for unit in list_units(task_name, team.name, team.submission, time_limit, profile)]
+        todo = store.to_run(units, {team.name: team.sha256 for team in teams}, folder_sha256(reference),
+                            {unit.name: run_folder(out, unit).relative_to(out).as_posix() for unit in units})
+        dashboard = run_on_cluster(store, out, root, todo, len(units), say,
+                                   dict(workers=workers, scheduler=scheduler, cluster_file=cluster_file),
+                                   retries)
+        results = write_results(store, out)
+        counts = store.counts(task_name)
+    finally:
+        store.close()
+    return JudgeSummary(task_name, out, counts, len(todo), skipped, results, dashboard,
+                        time.monotonic() - started)
+
+
+def reference_folder(root: Path, task: str) -> Path:
+    """The task's reference data below root (as the runner finds it); JudgeError naming it when missing."""
+    try:
+        return find_layout(root, task).reference_data
+    except RunnerError as exc:
+        raise JudgeError(str(exc)) from exc
+
+
+def run_on_cluster(store: Store, out: Path, root: Path, todo: list[Unit], total: int,
+                   say: Callable[[str], None], where: dict, retries: int) -> str:
+    """Run the units to do on the cluster asked for; the dashboard's address ("" when nothing ran)."""
+    if not todo:
+        say(f"all {total} units already judged: nothing to run")
+        return ""
+    from .cluster import check_resources, open_client
+
+    with open_client(**where) as client:
+        dashboard = client.dashboard_link or ""
+        say(f"{len(todo)} of {total} units to run; Dask dashboard: {dashboard}")
+        check_resources(client, [unit.resources for unit in todo])
+        Scheduler(client, store, out, root, retries, Progress(total, total - len(todo)), say).run(todo)
+    return dashboard
+
+
+def status(out: Path) -> str:
+    """The table of the units' states per task and team, and the totals, read from OUT/judge.sqlite
+    without running anything. JudgeError when OUT holds no judgement."""
+    store = Store(Path(out), create=False)
+    try:
+        return status_table(store)
+    finally:
+        store.close()

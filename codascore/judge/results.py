@@ -1,0 +1,60 @@
+"""OUT/results.csv: one row per team and task, read from the results database and written atomically, so
+that a reader never sees half a file and a judge killed while writing it leaves the previous one."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from .store import Store
+
+RESULTS = "results.csv"
+#: The columns before the scores and after them; the score keys come in between, in the order the
+#: scoring program wrote them (the first team's first).
+LEADING = ["team", "task", "state", "outcome", "exit_code"]
+TRAILING = ["wall_seconds", "run_folder", "messages"]
+
+
+def results_rows(store: Store, task: str | None = None) -> tuple[list[str], list[dict]]:
+    """The columns and rows of results.csv: every unit recorded (a team with several units of a task has a
+    row per unit, its key after the task), then the entries skipped, state "skipped" and the reason."""
+    rows, keys = [], {}
+    for unit in store.rows(task):
+        scores = json.loads(unit["scores"])
+        keys.update(dict.fromkeys(scores))
+        rows.append({"team": unit["team"], "task": unit["task"] if unit["unit"] == "pipeline"
+                     else f"{unit['task']}/{unit['unit']}", "state": unit["state"],
+                     "outcome": (unit["outcome"] or "").lower().replace("_", " "),
+                     "exit_code": "" if unit["exit_code"] is None else unit["exit_code"], **scores,
+                     "wall_seconds": "" if unit["wall_seconds"] is None else round(unit["wall_seconds"], 3),
+                     "run_folder": unit["run_dir"], "messages": one_line_messages(json.loads(unit["messages"]))})
+    for entry in store.skipped(task):
+        rows.append({"team": entry["name"], "task": entry["task"], "state": "skipped",
+                     "messages": entry["reason"]})
+    return LEADING + list(keys) + TRAILING, rows
+
+
+def one_line_messages(messages: list[str], limit: int = 2000) -> str:
+    """A unit's messages on one line (a spreadsheet row stays one line): each folded, joined by " | "."""
+    return " | ".join(" ".join(message.split()) for message in messages)[:limit]
+
+
+def write_results(store: Store, out: Path, task: str | None = None) -> Path:
+    """Write OUT/results.csv (through a temporary file beside it, then os.replace)."""
+    columns, rows = results_rows(store, task)
+    path = Path(out) / RESULTS
+    handle = tempfile.NamedTemporaryFile("w", newline="", dir=out, prefix=".results.", suffix=".csv",
+                                         delete=False)
+    try:
+        with handle:
+            writer = csv.DictWriter(handle, columns, restval="")
+            writer.writeheader()
+            writer.writerows(rows)
+        os.replace(handle.name, path)
+    except BaseException:
+        Path(handle.name).unlink(missing_ok=True)
+        raise
+    return path

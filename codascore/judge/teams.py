@@ -1,0 +1,109 @@
+"""The teams of a judgement, read from the submissions folder: one sub-folder or zip per team, named after
+it; what cannot be judged is listed with its reason and left out. And the fingerprints (sha256) that say
+whether a submission or the reference data changed since a unit was judged."""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+import zipfile
+from pathlib import Path
+
+#: Entries of the submissions folder that are nobody's submission (a file manager's or an editor's).
+IGNORED_NAMES = {".DS_Store", "Thumbs.db", "__MACOSX"}
+#: A team name, as it becomes a folder name below runs/: letters, digits and ``_ . - @ +``, not hidden.
+TEAM_NAME = re.compile(r"[A-Za-z0-9_@+-][A-Za-z0-9_.@+-]{0,199}")
+_CHUNK = 1 << 20
+
+
+@dataclasses.dataclass(frozen=True)
+class Team:
+    """A team's submission: its name, its zip or folder, and the sha256 of what it holds."""
+
+    name: str
+    submission: Path
+    sha256: str
+
+
+@dataclasses.dataclass(frozen=True)
+class Skipped:
+    """An entry of the submissions folder left out of the judgement, and why."""
+
+    name: str
+    path: Path
+    reason: str
+
+
+def read_teams(submissions: Path) -> tuple[list[Team], list[Skipped]]:
+    """The teams of a submissions folder, sorted by name, and the entries skipped with their reasons: an
+    empty folder, a file that is not a readable zip, a name two entries share (``a/`` and ``a.zip``: both
+    are skipped, since neither is more the team's than the other), a name that cannot be a folder name."""
+    entries: dict[str, list[Path]] = {}
+    skipped: list[Skipped] = []
+    for path in sorted(Path(submissions).iterdir()):
+        if path.name in IGNORED_NAMES or path.name.startswith("."):
+            continue
+        name = path.stem if path.is_file() and path.suffix.lower() == ".zip" else path.name
+        entries.setdefault(name, []).append(path)
+    teams = []
+    for name, paths in sorted(entries.items()):
+        if len(paths) > 1:
+            listed = " and ".join(path.name for path in paths)
+            skipped += [Skipped(name, path, f"two submissions for team {name!r}: {listed}") for path in paths]
+            continue
+        path = paths[0]
+        reason = problem_of(name, path)
+        if reason:
+            skipped.append(Skipped(name, path, reason))
+        else:
+            teams.append(Team(name, path, submission_sha256(path)))
+    return teams, skipped
+
+
+def problem_of(name: str, path: Path) -> str:
+    """Why an entry cannot be judged ("" when it can)."""
+    if not TEAM_NAME.fullmatch(name):
+        return f"the team name {name!r} is not a plain folder name (letters, digits, _ . - @ +)"
+    if path.is_dir():
+        if not any(entry.name not in IGNORED_NAMES for entry in path.iterdir()):
+            return f"the team's folder holds no submission (it is empty)"
+        return ""
+    if not path.is_file() or path.suffix.lower() != ".zip":
+        return "neither a folder nor a .zip file"
+    try:
+        with zipfile.ZipFile(path) as archive:
+            archive.infolist()
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        return f"unreadable zip ({exc})"
+    return ""
+
+
+def submission_sha256(path: Path) -> str:
+    """The sha256 of a zip's bytes, or of a folder's files (folder_sha256)."""
+    path = Path(path)
+    return folder_sha256(path) if path.is_dir() else file_sha256(path)
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(_CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def folder_sha256(folder: Path) -> str:
+    """The sha256 of a folder's sorted relative paths and contents (a link's target text, not what it
+    points to), so that a renamed, added, removed or edited file changes it and nothing else does."""
+    digest = hashlib.sha256()
+    folder = Path(folder)
+    for path in sorted(folder.rglob("*"), key=lambda p: p.relative_to(folder).as_posix()):
+        relative = path.relative_to(folder).as_posix().encode()
+        if path.is_symlink():
+            digest.update(b"L" + relative + b"\0" + str(path.readlink()).encode() + b"\0")
+        elif path.is_file():
+            digest.update(b"F" + relative + b"\0" + bytes.fromhex(file_sha256(path)))
+        elif path.is_dir():
+            digest.update(b"D" + relative + b"\0")
+    return digest.hexdigest()
