@@ -43,8 +43,13 @@ def square(x: int) -> int:
 
 
 def test_dask_workers_in_slurm_jobs(slurm_cluster, tmp_path, monkeypatch):  # noqa: F811
-    pytest.importorskip("dask_jobqueue", reason="dask-jobqueue is not installed (pip install dask-jobqueue)")
-    from dask_jobqueue import SLURMCluster
+    try:
+        from dask_jobqueue import SLURMCluster
+    except ImportError:
+        message = "dask-jobqueue is not installed (the test extra has it: make install)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{message}: CI must run the SLURM tests")
+        pytest.skip(message)
     from distributed import Client, wait
 
     # dask-jobqueue calls sbatch, squeue and scancel with this process's environment; sbatch passes it on
