@@ -249,15 +249,26 @@ def stop(cluster: SlurmCluster) -> list[str]:
             process.kill()
             process.wait()
             problems.append(f"{name} ignored SIGTERM for {STOP_TIMEOUT} s")
-    left = processes_of(cluster.conf)
+    # slurmctld's slurmscriptd and a job's last processes may outlive the daemons by a moment.
+    deadline = time.monotonic() + STOP_TIMEOUT
+    while processes_of(cluster.conf) and time.monotonic() < deadline:
+        time.sleep(0.25)
+    left = {pid: command_line(pid) for pid in processes_of(cluster.conf)}
     for pid in left:
         try:
             os.kill(pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
     if left:
-        problems.append(f"processes of the cluster left running (killed): {left}")
+        problems.append(f"processes of the cluster left running {STOP_TIMEOUT} s after its daemons (killed): {left}")
     return problems
+
+
+def command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").strip()
+    except OSError:
+        return "?"
 
 
 @pytest.fixture(scope="session")

@@ -63,7 +63,7 @@ def test_dask_workers_in_slurm_jobs(slurm_cluster, tmp_path, monkeypatch):  # no
         cores=1, memory="1GB", processes=1, walltime="00:05:00", queue="debug",
         python=sys.executable, interface="lo", log_directory=str(tmp_path / "logs"),
         local_directory=str(tmp_path / "workers"), job_script_prologue=prologue,
-        scheduler_options={"dashboard": False}, death_timeout=30,
+        scheduler_options={"dashboard_address": "127.0.0.1:0"}, death_timeout=30,
     )
     try:
         assert "#SBATCH -p debug" in cluster.job_script()
