@@ -6,6 +6,7 @@ never clashes with a system SLURM nor with a second pytest worker), waits until 
 idle, and yields a :class:`SlurmCluster`. Teardown cancels every job, stops the daemons and checks that no
 process of this cluster is left. Debian's ``slurm-wlm`` and ``munge`` give the daemons; CI installs them
 (.ci/run), so there a missing daemon fails the tests, and elsewhere they are skipped with the reason.
+The choices are explained in docs/judge_cluster.md#the-tests-one-node-slurm.
 """
 
 from __future__ import annotations
