@@ -28,10 +28,16 @@ from .registry import GENERATION_MODULES, get_task
 from .zips import folder_entries, zip_bytes
 
 LIBRARY_DIR = Path(codascore.__file__).resolve().parent
+#: Packages of the library that no step runs: the organisers' judge (it needs Dask, which the image lacks).
+ORGANISER_PACKAGES = ("judge/",)
+
+
 def library_entries() -> list[tuple[str, Path]]:
-    """The library as a program folder holds it (``codascore/...``): every file but the generation modules."""
+    """The library as a program folder holds it (``codascore/...``): every file but the generation modules
+    and the organisers' packages."""
     return [(name, path) for name, path in folder_entries(LIBRARY_DIR, "codascore/")
-            if name[len("codascore/"):] not in GENERATION_MODULES]
+            if name[len("codascore/"):] not in GENERATION_MODULES
+            and not name[len("codascore/"):].startswith(ORGANISER_PACKAGES)]
 
 
 def program_entries(folder: Path) -> list[tuple[str, Path]]:

@@ -295,3 +295,27 @@ def test_a_result_recorded_but_not_yet_moved_is_moved_at_the_next_start(tmp_path
     store.close()
     assert (final / "scoring").is_dir() and not final.with_name("pipeline.replaced").exists()
     assert not final.with_name("pipeline.attempt-1").exists()
+
+
+def test_the_judge_verb_judges_prints_the_status_and_refuses_a_wrong_command_line(project_data, tmp_path, capsys):
+    from codascore.cli import main as cli_main
+
+    teams = tmp_path / "teams"
+    shutil.copytree(sample(project_data, "exact"), teams / "alice")
+    shutil.copytree(sample(project_data, "invalid_no_result_files"), teams / "carol")
+    (teams / "empty").mkdir()
+    out = tmp_path / "judgement"
+    assert cli_main(["judge", TASK, str(teams), "--out", str(out), "--root", str(project_data),
+                     "--workers", "1"]) == ExitCode.OK
+    captured = capsys.readouterr()
+    assert "uai.pr: 2 units (1 done, 1 failed); 2 run now" in captured.out
+    assert f"results: {out / 'results.csv'}" in captured.out
+    assert "skipped empty:" in captured.err and "Dask dashboard" in captured.err
+    assert cli_main(["judge", "--status", str(out)]) == ExitCode.OK
+    table = capsys.readouterr().out
+    assert "uai.pr / alice" in table and "uai.pr / carol" in table and "skipped uai.pr / empty" in table
+    for wrong in (["judge", "--status", str(out), TASK], ["judge", TASK, str(teams)],
+                  ["judge", TASK, str(tmp_path / "none"), "--out", str(out)],
+                  ["judge", TASK, str(teams), "--out", str(out), "--retries", "-1"]):
+        assert cli_main(wrong) == ExitCode.ORGANISER_ERROR, wrong
+        assert capsys.readouterr().err.startswith("error: ")

@@ -7,6 +7,7 @@ from __future__ import annotations
 from .base import Command, Group, Parser
 from .bundles import Bundle, Check
 from .demo import Demo
+from .judge import Judge
 from .programs import Ingest, Score
 from .reference import BuildReference, Reference
 from .run import Run
@@ -14,6 +15,6 @@ from .validate import Validate
 
 #: The core verbs, in the order the help lists them.
 COMMANDS: tuple[type[Command], ...] = (Score, Ingest, Run, Validate, Reference, BuildReference, Demo, Bundle,
-                                       Check)
+                                       Check, Judge)
 
 __all__ = ["COMMANDS", "Command", "Group", "Parser"]

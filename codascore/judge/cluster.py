@@ -26,7 +26,8 @@ from ..errors import JudgeError
 
 #: The keys of a cluster file (docs/judge.md#clusters); anything else is refused by name.
 CLUSTER_FILE_KEYS = {"system", "cores", "memory", "walltime", "queue", "job_script_prologue", "processes",
-                     "jobs", "account"}
+                     "jobs", "account", "interface", "log_directory", "local_directory", "python",
+                     "job_extra_directives"}
 #: dask-jobqueue's cluster class of each batch system a cluster file may name.
 JOBQUEUE_CLASSES = {"slurm": "SLURMCluster", "lsf": "LSFCluster", "pbs": "PBSCluster", "sge": "SGECluster",
                     "htcondor": "HTCondorCluster"}
@@ -85,9 +86,11 @@ def jobqueue_cluster(config: dict):
     options = {"cores": cores, "memory": str(config["memory"]), "processes": processes,
                "worker_extra_args": ["--resources", resources], "scheduler_options": {"dashboard_address": ":0"},
                "job_script_prologue": list(config.get("job_script_prologue") or [])}
-    for key in ("walltime", "queue", "account"):
+    for key in ("walltime", "queue", "account", "interface", "log_directory", "local_directory", "python"):
         if config.get(key) is not None:
             options[key] = str(config[key])
+    if config.get("job_extra_directives"):
+        options["job_extra_directives"] = [str(line) for line in config["job_extra_directives"]]
     cluster_class = getattr(dask_jobqueue, JOBQUEUE_CLASSES[config["system"]])
     with dask.config.set(SCHEDULER_CONFIG):
         return cluster_class(**options)

@@ -67,7 +67,7 @@ def problem_of(name: str, path: Path) -> str:
         return f"the team name {name!r} is not a plain folder name (letters, digits, _ . - @ +)"
     if path.is_dir():
         if not any(entry.name not in IGNORED_NAMES for entry in path.iterdir()):
-            return f"the team's folder holds no submission (it is empty)"
+            return "the team's folder holds no submission (it is empty)"
         return ""
     if not path.is_file() or path.suffix.lower() != ".zip":
         return "neither a folder nor a .zip file"
