@@ -107,6 +107,26 @@ class ScoreGuide:
     range: str
 
 
+@dataclasses.dataclass(frozen=True)
+class JudgePart:
+    """One part of a code submission's prediction, as ``codascore judge`` runs it (Task.judge_parts).
+
+    key:       unique among the task's parts, a folder name (``dataset=feynman_I_6_2,seed=3``).
+    group:     the parts scored together: one score per group (UAI: its time limit, "20s"; "" for one
+               score of the whole task).
+    config:    task.yaml values of this part's input data (e.g. ``{"time_limit": 20}``).
+    cores, memory:  what the part's run asks of a worker (memory in bytes).
+    time_limit: seconds the part's prediction step may take (the step's limit, beyond the code's own).
+    """
+
+    key: str
+    group: str = ""
+    config: dict = dataclasses.field(default_factory=dict)
+    cores: float = 1
+    memory: float = 2 * 1024**3
+    time_limit: float | None = None
+
+
 @dataclasses.dataclass
 class Result:
     """What a task's score() returns.
@@ -157,6 +177,9 @@ class Task(abc.ABC):
         write_perfect_submission   False: no submission repeats the truth
         build_reference    UsageError: no reference data from an organiser's own files
         load_config        task.yaml over defaults; an unknown key is a ReferenceDataError
+        judge_parts        None: the judge runs a code submission as one pipeline (docs/judge.md#units)
+        write_part_input   (only with judge_parts) the input data of one part
+        merge_part_outputs (only with judge_parts) the parts' outputs as one result submission
 
     The attributes:
 
@@ -268,6 +291,27 @@ class Task(abc.ABC):
         it, and the checker scores it to know the maximum. Return False when no submission can repeat the
         truth (real-world data, whose answer is no formula); max_scores then holds documented bounds only."""
         return False
+
+    # ----- the final judgement (codascore judge): a code submission's prediction in parts -----
+    def judge_parts(self, input_dir: Path, config: dict, profile: dict) -> list[JudgePart] | None:
+        """The parts a code submission's prediction step splits into for ``codascore judge``, the organisers'
+        own jobs (one SRBench fit per dataset and seed, one UAI solver run per instance and time limit), each
+        run as its own prediction step on the input data write_part_input makes for it; profile holds the
+        budget profile's settings for this task (docs/judge.md#profiles). None (the default): no parts, the
+        whole submission is one pipeline unit."""
+        return None
+
+    def write_part_input(self, input_dir: Path, part: JudgePart, dest: Path) -> None:
+        """Write into dest the input data of one part: input_dir's files that part needs, and a task.yaml
+        with part.config over input_dir's. ReferenceDataError when input_dir cannot be read."""
+        raise UsageError(f"{self.name}: no judge parts")
+
+    def merge_part_outputs(self, outputs: dict[str, Path], dest: Path, config: dict) -> None:
+        """Write into dest the result submission the parts' prediction outputs make together, as the whole
+        ingestion would have written it (outputs: part key -> that part's output folder; a part whose code
+        failed has an ingestion_error.txt there, and its runs are then missing, as in the whole ingestion).
+        Raise SubmissionError when the parts together hold nothing to score."""
+        raise UsageError(f"{self.name}: no judge parts")
 
     # ----- ingestion (code submissions) -----
     def ingest(self, input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
