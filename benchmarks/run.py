@@ -16,6 +16,7 @@ def main(names: list[str]) -> int:
             continue
         spec = importlib.util.spec_from_file_location(path.stem, path)
         module = importlib.util.module_from_spec(spec)
+        sys.modules[path.stem] = module  # what dataclasses look their module up in
         spec.loader.exec_module(module)
         print(f"\n== {path.stem} ==", flush=True)
         module.main()

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..outcomes import ExitCode
-from .base import Command, task_name, task_names_text
+from .base import Command, task_names_text
 
 
 class Judge(Command):
@@ -27,11 +27,14 @@ class Judge(Command):
 
     @classmethod
     def add_options(cls, parser):
-        parser.add_argument("task", nargs="?", type=task_name, metavar="TASK", help="the task to judge")
+        parser.add_argument("task", nargs="?", metavar="TASK", help="the task to judge (not with --bundle)")
         parser.add_argument("submissions", nargs="?", metavar="SUBMISSIONS",
                             help="folder of the teams' submissions: one sub-folder or zip per team, named "
                                  "after the team")
         parser.add_argument("--out", help="the judgement's folder: judge.sqlite, runs/, results.csv")
+        parser.add_argument("--bundle", metavar="PATH", help="a competition YAML, bundle folder or zip: judge "
+                                 "the tasks of its --phase in turn, with its time limit, the bundle as the root")
+        parser.add_argument("--phase", metavar="N", help="the bundle's phase: its index (0 first) or its name")
         parser.add_argument("--status", metavar="OUT", help="print the states of the judgement in OUT and exit")
         parser.add_argument("--root", help="project folder holding the programs and the private data "
                                            "(default: the installed project's)")
@@ -55,21 +58,28 @@ class Judge(Command):
 
             print(status(Path(args.status)))
             return ExitCode.OK
-        if not (args.task and args.submissions and args.out):
+        if args.bundle or args.phase is not None:  # the phase names the tasks: the one positional is SUBMISSIONS
+            if not (args.bundle and args.phase is not None) or args.submissions or args.root:
+                raise UsageError("--bundle PATH and --phase N go together, with SUBMISSIONS and no TASK or --root")
+            args.task, args.submissions = None, args.task
+        if not ((args.task or args.bundle) and args.submissions and args.out):
             raise UsageError("name the task, the submissions folder and --out OUT (or --status OUT alone)")
         if not Path(args.submissions).is_dir():
             raise UsageError(f"{args.submissions}: no such folder (one sub-folder or zip per team)")
         if args.retries < 0 or (args.workers is not None and args.workers < 1):
             raise UsageError("--retries must be 0 or more, --workers 1 or more")
         from ..judge import judge
+        from ..judge.phases import judge_phase
 
         say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
-        summary = judge(Path(args.submissions), args.task.name, Path(args.out),
-                        root=Path(args.root) if args.root else None, workers=args.workers,
-                        scheduler=args.scheduler, cluster_file=Path(args.cluster) if args.cluster else None,
-                        retries=args.retries, time_limit=args.time_limit, progress=say)
-        counts = ", ".join(f"{count} {state}" for state, count in summary.counts.items() if count)
-        print(f"{summary.task}: {summary.total} units ({counts}); {summary.ran} run now in "
-              f"{summary.elapsed:.1f} s; {len(summary.skipped)} entries skipped")
-        print(f"results: {summary.results}")
-        return ExitCode.OK if summary.finished else ExitCode.INVALID
+        where = dict(workers=args.workers, scheduler=args.scheduler, retries=args.retries, progress=say,
+                     cluster_file=Path(args.cluster) if args.cluster else None, time_limit=args.time_limit)
+        summaries = judge_phase(Path(args.bundle), args.phase, Path(args.submissions), Path(args.out), **where) \
+            if args.bundle else [judge(Path(args.submissions), args.task, Path(args.out),
+                                       root=Path(args.root) if args.root else None, **where)]
+        for summary in summaries:
+            counts = ", ".join(f"{count} {state}" for state, count in summary.counts.items() if count)
+            print(f"{summary.task}: {summary.total} units ({counts}); {summary.ran} run now in "
+                  f"{summary.elapsed:.1f} s; {len(summary.skipped)} entries skipped")
+        print(f"results: {summaries[-1].results}")
+        return ExitCode.OK if all(summary.finished for summary in summaries) else ExitCode.INVALID

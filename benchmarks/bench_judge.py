@@ -1,0 +1,115 @@
+"""The final judgement (codascore.judge, docs/judge.md) on a LocalCluster of this machine.
+
+- Units per minute with 1 and with 2 workers, and the scaling (2 workers / 1): every workload judges
+  ``teams`` copies of one sample submission into a fresh folder, the cluster started before the clock.
+- The overhead of one unit: judging a single team of a trivial results submission (the cluster already
+  running) against a plain ``codascore.runner.run`` of the same submission, medians of a few.
+
+A workload names a task, a sample and its judge options (e.g. ``profiles``), so that finer unit kinds
+(SRBench fits, UAI solver runs) are measured by adding a row: the units counted are those the judge ran.
+SRBENCH is not in the default list: one code fit of the samples takes most of a minute here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from common import print_table
+
+from codascore import competition, runner
+
+ROOT = competition.project_root()
+
+
+@dataclasses.dataclass(frozen=True)
+class Workload:
+    """teams copies of the task's sample judged as one judgement; options go to judge() as they are."""
+
+    label: str
+    task: str
+    sample: str
+    teams: int
+    options: dict = dataclasses.field(default_factory=dict)
+
+
+UAI = Workload("uai.pr pipeline units (exact)", "uai.pr", "exact", 8)
+SRBENCH = Workload("srbench code fits (code_linear_regression)", "srbench.qualification",
+                   "code_linear_regression", 4)
+WORKLOADS = (UAI,)
+WORKERS = (1, 2)
+#: The empty unit of the overhead row: a results submission that scores at once.
+EMPTY = ("uai.pr", "trivial")
+
+
+def teams_folder(folder: Path, task: str, sample: str, teams: int) -> Path:
+    for i in range(teams):
+        shutil.copytree(ROOT / "sample_submissions" / task / sample, folder / f"team-{i:02d}")
+    return folder
+
+
+def judged(cluster, submissions: Path, task: str, out: Path, **options) -> tuple[int, float]:
+    """(units run, seconds) of one judgement on a running cluster; every unit must finish."""
+    from codascore.judge import judge
+
+    started = time.perf_counter()
+    summary = judge(submissions, task, out, root=ROOT, scheduler=cluster.scheduler_address, **options)
+    elapsed = time.perf_counter() - started
+    if not summary.finished or summary.counts["done"] != summary.total:
+        raise RuntimeError(f"{task}: not every unit done: {summary.counts}")
+    return summary.ran, elapsed
+
+
+def rate_rows(tmp: Path, workloads, workers=WORKERS) -> list[tuple]:
+    from codascore.judge.cluster import local_cluster
+
+    rows = []
+    for number, load in enumerate(workloads):
+        submissions = teams_folder(tmp / f"load-{number}", load.task, load.sample, load.teams)
+        rates = {}
+        for count in workers:
+            with local_cluster(count) as cluster:
+                out = tmp / f"out-{number}-{count}"
+                units, seconds = judged(cluster, submissions, load.task, out, **load.options)
+            rates[count] = units / seconds * 60
+        scaling = rates[workers[-1]] / rates[workers[0]]
+        rows.append((load.label, units, *(f"{rates[count]:.1f}" for count in workers), f"{scaling:.2f}x"))
+    return rows
+
+
+def overhead_rows(tmp: Path, repeat: int = 3) -> list[tuple]:
+    from codascore.judge.cluster import local_cluster
+
+    task, sample = EMPTY
+    submissions = teams_folder(tmp / "empty", task, sample, 1)
+    with local_cluster(1) as cluster:
+        judge_times = [judged(cluster, submissions, task, tmp / f"empty-out-{i}")[1] for i in range(repeat)]
+    run_times = []
+    for i in range(repeat):
+        started = time.perf_counter()
+        result = runner.run(task, ROOT / "sample_submissions" / task / sample, tmp / f"empty-run-{i}", root=ROOT)
+        run_times.append(time.perf_counter() - started)
+        if not result.scored:
+            raise RuntimeError(f"{task}/{sample}: {result.error}")
+    judged_median, run_median = statistics.median(judge_times), statistics.median(run_times)
+    return [(f"{task} {sample}, 1 team", f"{judged_median:.2f} s", f"{run_median:.2f} s",
+             f"{judged_median - run_median:+.2f} s")]
+
+
+def main(workloads=WORKLOADS, workers=WORKERS) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        print_table(rate_rows(tmp, workloads, workers),
+                    ("workload", "units", *(f"units/min, {n} worker{'s' * (n > 1)}" for n in workers),
+                     f"scaling ({workers[-1]}/{workers[0]})"))
+        print()
+        print_table(overhead_rows(tmp), ("one unit", "judge (median)", "runner.run (median)", "overhead"))
+
+
+if __name__ == "__main__":
+    main(WORKLOADS + ((SRBENCH,) if "--srbench" in sys.argv else ()))
