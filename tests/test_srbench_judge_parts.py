@@ -177,3 +177,16 @@ def test_a_part_key_not_made_by_judge_parts_is_refused(tmp_path):
         get_task(TASK).write_part_input(folder, JudgePart(key="dataset=small,seed=9"), tmp_path / "out")
     with pytest.raises(ReferenceDataError, match="not a key"):
         get_task(TASK).write_part_input(folder, JudgePart(key="small/1"), tmp_path / "out")
+
+
+def test_the_official2022_entries_give_2022s_budgets(tmp_path):
+    from codascore.judge.profiles import PROFILES
+
+    folder = _tiny_input(tmp_path, {"small": 1000, "large": 1001})
+    for name, entry in PROFILES["official2022"].items():
+        judge_parts.check_profile(name, entry)
+        small, large = get_task(TASK).judge_parts(folder, {}, {**entry, "seeds": 1})
+        assert small.config == {"fit_memory_limit": 16384, "accuracy_source": "predictions", "fit_time_limit": 3600}
+        assert large.config["fit_time_limit"] == 36000 and small.time_limit == 3900
+        assert large.time_limit == (3900 if name == "srbench.synthetic" else 36300)
+        assert small.cores == (4 if name == "srbench.qualification" else 8) and small.memory == 16 * 1024**3
