@@ -1,0 +1,238 @@
+"""SRBench's parts for ``codascore judge`` (docs/judge.md#profiles): a code submission's prediction step
+split into one part per (dataset, seed), the unit the 2022 organisers submitted as one LSF job per
+(dataset, method, seed).
+
+judge_parts lists the parts with each one's budget (the fit's SIGALRM by the run's training rows, the step's
+limit, cores and memory) from a budget profile; write_part_input writes one part's input data (datasets.json
+with that dataset and seed only, its CSVs, task.yaml with the part's settings), on which the ordinary
+ingestion runs; merge_part_outputs puts the parts' models.json (and predictions.json) together into what the
+whole ingestion writes, a failed part being a missing run as a failed fit is there.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+from ..errors import ReferenceDataError, SubmissionError
+from ..task import JudgePart, log
+from ..validate import is_number
+from . import files
+
+#: The keys a profile entry of an SRBench task may hold (docs/judge.md#profiles).
+PROFILE_KEYS = ("seeds", "fit_time_limit_small", "fit_time_limit_large", "large_above_rows", "walltime",
+                "time_limit", "cores", "memory", "accuracy_source")
+#: Seconds a part's step is given beyond the fit and the ingestion's KILL_GRACE: starting Python, the import
+#: check and reading the data. 3,600 + 60 + 240 = 3,900 s is 2022's LSF walltime of 1:05 (analyze.py).
+IMPORT_MARGIN = 240.0
+#: A part's key: a folder name, from which write_part_input reads its run back.
+KEY_PATTERN = re.compile(r"dataset=(?P<dataset>[A-Za-z0-9_.+-]+),seed=(?P<seed>-?[0-9]+)")
+#: The first line of the whole ingestion's error when no fit succeeded (ingest.ingest_models).
+EVERY_FIT_FAILED = f"{files.REGRESSOR_FILE}: every fit failed; the first ("
+#: What a failed ingestion leaves in its output folder (codabench.INGESTION_ERROR_FILE; a family does not
+#: import codabench).
+INGESTION_ERROR_FILE = "ingestion_error.txt"
+
+
+def part_key(dataset: str, seed: int) -> str:
+    return f"dataset={dataset},seed={int(seed)}"
+
+
+def run_of(key: str) -> tuple[str, int]:
+    """(dataset, seed) of a part's key; ReferenceDataError when the key is not one judge_parts makes."""
+    match = KEY_PATTERN.fullmatch(str(key))
+    if not match:
+        raise ReferenceDataError(f"judge part {str(key)[:80]!r}: not a key of the form 'dataset=NAME,seed=N'")
+    return match["dataset"], int(match["seed"])
+
+
+def input_settings(task, input_dir: Path) -> tuple[dict, dict]:
+    """(raw, config): input_dir's task.yaml as written (without ``task``) and as the ingestion reads it."""
+    import yaml
+
+    path = Path(input_dir) / "task.yaml"
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise ReferenceDataError(f"input data task.yaml: cannot be read: {exc}") from None
+    if not isinstance(raw, dict) or raw.get("task") != task.name:
+        raise ReferenceDataError(f"input data task.yaml: not a task.yaml of {task.name}")
+    raw = {k: v for k, v in raw.items() if k != "task"}
+    return raw, task.load_config(raw)
+
+
+def check_profile(task_name: str, profile: dict) -> None:
+    """The profile's entry for this task holds known keys with usable values (ReferenceDataError naming it)."""
+    unknown = sorted(set(profile) - set(PROFILE_KEYS))
+    if unknown:
+        raise ReferenceDataError(f"profile for {task_name}: unknown key(s) {unknown}; known: {list(PROFILE_KEYS)}")
+    for key in ("fit_time_limit_small", "fit_time_limit_large", "walltime", "time_limit", "cores", "memory"):
+        value = profile.get(key)
+        if value is not None and (not is_number(value) or value <= 0):
+            raise ReferenceDataError(f"profile for {task_name}: {key} = {value!r} must be a positive number")
+    rows = profile.get("large_above_rows")
+    if rows is not None and (not isinstance(rows, int) or isinstance(rows, bool) or rows < 0):
+        raise ReferenceDataError(f"profile for {task_name}: large_above_rows = {rows!r} must be a whole number")
+    if profile.get("accuracy_source", "string") not in files.ACCURACY_SOURCES:
+        raise ReferenceDataError(f"profile for {task_name}: accuracy_source = {profile['accuracy_source']!r}; "
+                                 f"allowed: {list(files.ACCURACY_SOURCES)}")
+
+
+def chosen_seeds(listed: list, wanted) -> list[int]:
+    """The seeds judged: all of datasets.json's (wanted None), its first ``wanted`` (a count), or the seeds
+    ``wanted`` names (a list, each of them listed)."""
+    listed = [int(s) for s in listed]
+    if wanted is None:
+        return listed
+    if isinstance(wanted, int) and not isinstance(wanted, bool):
+        if not 1 <= wanted <= len(listed):
+            raise ReferenceDataError(f"the profile asks for {wanted} seeds; the input data's "
+                                     f"{files.DATASETS_FILE} lists {len(listed)}: {listed}")
+        return listed[:wanted]
+    if isinstance(wanted, (list, tuple)) and wanted:
+        unknown = [s for s in wanted if not isinstance(s, int) or s not in listed]
+        if unknown:
+            raise ReferenceDataError(f"the profile's seeds {unknown} are not among the input data's "
+                                     f"{files.DATASETS_FILE} seeds {listed}")
+        return [int(s) for s in wanted]
+    raise ReferenceDataError(f"the profile's seeds = {wanted!r}: a number of seeds or a list of seeds")
+
+
+def training_rows(path: Path) -> int:
+    """The data rows of a training CSV (its lines but the header), counted without parsing."""
+    try:
+        with open(path, "rb") as handle:
+            lines = sum(1 for line in handle if line.strip())
+    except OSError as exc:
+        raise ReferenceDataError(f"input data: {path.parent.parent.name}/{path.parent.name}/{path.name}: "
+                                 f"cannot be read: {exc.strerror}") from None
+    return max(lines - 1, 0)
+
+
+def fit_limit(profile: dict, rows: int, default: float) -> float:
+    """The fit's SIGALRM seconds: the profile's small limit up to large_above_rows training rows, its large
+    limit above (2022: evaluate_model.py's MAXTIME), the input data's fit_time_limit where it gives none."""
+    small = profile.get("fit_time_limit_small", default)
+    threshold = profile.get("large_above_rows")
+    if threshold is not None and rows > threshold:
+        return float(profile.get("fit_time_limit_large", small))
+    return float(small)
+
+
+def step_limit(profile: dict, fit: float) -> float:
+    """Seconds the part's prediction step may take: the fit, the ingestion's kill grace and IMPORT_MARGIN,
+    capped by the profile's walltime (2022's LSF -W); the profile's time_limit when it gives one."""
+    from .ingest import KILL_GRACE
+
+    if profile.get("time_limit") is not None:
+        return float(profile["time_limit"])
+    limit = fit + min(KILL_GRACE, fit) + IMPORT_MARGIN
+    return min(limit, float(profile["walltime"])) if profile.get("walltime") is not None else limit
+
+
+def judge_parts(task, input_dir: Path, config: dict, profile: dict) -> list[JudgePart]:
+    """One JudgePart per (dataset, seed) of input_dir's datasets.json, datasets then seeds in its order.
+    The parts' settings start from input_dir's task.yaml (what the ingestion reads; config, the scoring's,
+    is not used) and take the profile's values over it."""
+    input_dir, profile = Path(input_dir), dict(profile or {})
+    check_profile(task.name, profile)
+    _, settings = input_settings(task, input_dir)
+    meta = files.read_json(input_dir / files.DATASETS_FILE, "input data")
+    try:
+        seeds = chosen_seeds(meta["seeds"], profile.get("seeds"))
+        names = [str(d["name"]) for d in meta["datasets"]]
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ReferenceDataError(f"input data {files.DATASETS_FILE}: malformed ({type(exc).__name__}: {exc})") \
+            from None
+    memory = float(profile.get("memory", JudgePart.memory))
+    base = {"fit_memory_limit": int(memory // 1024**2)} if "memory" in profile else {}
+    if "accuracy_source" in profile:
+        base["accuracy_source"] = profile["accuracy_source"]
+    parts = []
+    for name in names:
+        for seed in seeds:
+            key = part_key(name, seed)
+            if run_of(key) != (name, seed):
+                raise ReferenceDataError(f"input data {files.DATASETS_FILE}: dataset name {name!r} is not a "
+                                         "plain folder name (letters, digits, _ . + -)")
+            rows = training_rows(input_dir / "train" / name / f"{seed}.csv")
+            fit = fit_limit(profile, rows, float(settings["fit_time_limit"]))
+            parts.append(JudgePart(key=key, group="", config={**base, "fit_time_limit": fit},
+                                   cores=float(profile.get("cores", JudgePart.cores)), memory=memory,
+                                   time_limit=step_limit(profile, fit)))
+    return parts
+
+
+def write_part_input(task, input_dir: Path, part: JudgePart, dest: Path) -> None:
+    """dest: datasets.json listing the part's dataset and seed only, that run's train CSV (and its test
+    features under accuracy_source: predictions), and task.yaml = input_dir's with part.config over it."""
+    input_dir, dest = Path(input_dir), Path(dest)
+    dataset, seed = run_of(part.key)
+    raw, _ = input_settings(task, input_dir)
+    merged = {**raw, **part.config}
+    config = task.load_config(merged)  # an unknown or bad value is refused before anything is written
+    meta = files.read_json(input_dir / files.DATASETS_FILE, "input data")
+    entries = [d for d in meta.get("datasets", []) if isinstance(d, dict) and d.get("name") == dataset]
+    if not entries or seed not in [int(s) for s in meta.get("seeds", [])]:
+        raise ReferenceDataError(f"input data {files.DATASETS_FILE}: no run {files.run_key(dataset, seed)} "
+                                 f"(judge part {part.key})")
+    wanted = ["train"] + (["test"] if config["accuracy_source"] == "predictions" else [])
+    for split in wanted:
+        source = input_dir / split / dataset / f"{seed}.csv"
+        if not source.is_file():
+            raise ReferenceDataError(f"input data: {split}/{dataset}/{seed}.csv is missing (judge part {part.key})")
+        target = dest / split / dataset / f"{seed}.csv"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+    files.write_datasets(dest, {**meta, "seeds": [seed], "datasets": entries[:1]})
+    task.write_task_yaml(dest, merged, keys=list(merged))
+
+
+def read_part_output(folder: Path, run: tuple[str, int]) -> tuple[str | None, list | None, str]:
+    """(model, predictions or None, why it failed): one part's prediction output. A part failed when its
+    ingestion wrote ingestion_error.txt (its text is the reason) or left no model for its run."""
+    folder = Path(folder)
+    error = folder / INGESTION_ERROR_FILE
+    if error.is_file():
+        text = error.read_text(errors="replace")
+        return None, None, (text[:-1] if text.endswith("\n") else text) or "the part's ingestion failed"
+    try:
+        models = json.loads((folder / files.MODELS_FILE).read_text())
+        predictions = json.loads((folder / files.PREDICTIONS_FILE).read_text()) \
+            if (folder / files.PREDICTIONS_FILE).is_file() else {}
+    except (OSError, ValueError) as exc:
+        return None, None, f"the part's output cannot be read: {exc}"
+    key = files.run_key(*run)
+    if not isinstance(models, dict) or not isinstance(models.get(key), str):
+        return None, None, f"the part's {files.MODELS_FILE} holds no model for {key}"
+    return models[key], predictions.get(key) if isinstance(predictions, dict) else None, ""
+
+
+def merge_part_outputs(outputs: dict[str, Path], dest: Path, config: dict) -> None:
+    """dest/models.json (and predictions.json when the parts wrote predictions) as the whole ingestion writes
+    them from the same runs; SubmissionError as the whole ingestion's when no part holds a model."""
+    models, predictions, failures = {}, {}, []
+    for key, folder in outputs.items():
+        run = run_of(key)
+        model, values, problem = read_part_output(Path(folder), run)
+        if problem:
+            failures.append((run, problem))
+            continue
+        models[run] = model
+        if values is not None:
+            predictions[run] = values
+    for (dataset, seed), message in failures[:5]:
+        log(f"srbench judge: {dataset}/{seed} failed: {message.splitlines()[0] if message else ''}")
+    if not models:
+        if not failures:
+            raise SubmissionError(f"{files.REGRESSOR_FILE}: no judge part to merge")
+        (dataset, seed), message = failures[0]
+        lines = message.splitlines()
+        if lines and not lines[0].startswith(EVERY_FIT_FAILED):
+            raise SubmissionError(lines)  # the import check failed: the whole ingestion's own error
+        raise SubmissionError([f"{EVERY_FIT_FAILED}{dataset}/{seed}):", *lines[1:]])
+    files.write_models(Path(dest), models)
+    if predictions:
+        files.write_predictions(Path(dest), predictions)
