@@ -135,3 +135,15 @@ def test_a_part_unit_asks_for_its_parts_resources(tmp_path, project_data):
     assert [unit.key for unit in units if unit.kind == "score"] == ["score,group=20s", "score,group=1200s",
                                                                     "score,group=3600s"]
     assert units[-1].needs == tuple(part.key for part in parts if part.group == "3600s")
+
+
+def test_the_judge_verb_takes_a_profile_and_its_overrides_and_refuses_wrong_ones(project_data, tmp_path, capsys):
+    from codascore.cli import main as cli_main
+    from codascore.outcomes import ExitCode
+
+    (tmp_path / "teams").mkdir()
+    base = ["judge", TASK, str(tmp_path / "teams"), "--out", str(tmp_path / "out"), "--root", str(project_data)]
+    for wrong, says in ((["--profile", "nope"], "known: official2022"), (["--set", "time_limits"], "KEY=VALUE"),
+                        (["--profile", "official2022", "--set", "time_limit5=[5]"], "unknown budget key")):
+        assert cli_main(base + wrong) == ExitCode.ORGANISER_ERROR, wrong
+        assert says in capsys.readouterr().err

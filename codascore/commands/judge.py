@@ -46,6 +46,13 @@ class Judge(Command):
                             help="attempts after the first for a unit whose worker died (default 2)")
         parser.add_argument("--time-limit", type=float, metavar="SECONDS",
                             help="seconds per step (default: the phase's)")
+        parser.add_argument("--profile", metavar="NAME",
+                            help="the organisers' budgets of a judging, e.g. official2022: code submissions "
+                                 "run as their jobs, e.g. one UAI solver run per instance and time limit "
+                                 "(docs/judge.md#profiles)")
+        parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
+                            help="a value of the task's budget (a YAML value), over the profile's; "
+                                 "repeatable, e.g. --set time_limits=[20] --set memory=4000000000")
 
     def run(self, args) -> ExitCode:
         if args.status:
@@ -67,9 +74,26 @@ class Judge(Command):
         summary = judge(Path(args.submissions), args.task.name, Path(args.out),
                         root=Path(args.root) if args.root else None, workers=args.workers,
                         scheduler=args.scheduler, cluster_file=Path(args.cluster) if args.cluster else None,
-                        retries=args.retries, time_limit=args.time_limit, progress=say)
+                        retries=args.retries, time_limit=args.time_limit, progress=say, profile=args.profile,
+                        overrides=parse_overrides(args.overrides))
         counts = ", ".join(f"{count} {state}" for state, count in summary.counts.items() if count)
         print(f"{summary.task}: {summary.total} units ({counts}); {summary.ran} run now in "
               f"{summary.elapsed:.1f} s; {len(summary.skipped)} entries skipped")
         print(f"results: {summary.results}")
         return ExitCode.OK if summary.finished else ExitCode.INVALID
+
+
+def parse_overrides(items: list[str]) -> dict:
+    """``--set KEY=VALUE`` options as a dict, each VALUE read as YAML (``[20, 60]``, ``4e9``, ``true``)."""
+    import yaml
+
+    overrides = {}
+    for item in items:
+        key, equals, value = item.partition("=")
+        if not equals or not key.strip():
+            raise UsageError(f"--set {item}: write KEY=VALUE")
+        try:
+            overrides[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError as exc:
+            raise UsageError(f"--set {item}: the value is not YAML ({exc})") from None
+    return overrides

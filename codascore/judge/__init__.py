@@ -31,7 +31,7 @@ from .results import write_results
 from .scheduler import Scheduler, run_folder, settle_folders
 from .store import FINISHED, Store
 from .teams import Skipped, folder_sha256, read_teams
-from .units import Unit, list_units
+from .units import PROFILE_KEYS, Unit, list_units
 
 __all__ = ["PROFILES", "JudgeSummary", "judge", "status"]
 
@@ -105,7 +105,8 @@ def judge(submissions: Path, task: str, out: Path, root: Path | None = None, wor
 
 def task_profile(profile: str | None, task: str, overrides: dict | None) -> dict:
     """The budget of task: PROFILES[profile][task] (JudgeError naming the known profiles, or the profile's
-    tasks), with overrides set over it."""
+    tasks), with overrides set over it (JudgeError naming the known keys: a pipeline's time_limit, cores and
+    memory, and those of the task's entries in PROFILES)."""
     budget: dict = {}
     if profile is not None:
         if profile not in PROFILES:
@@ -114,6 +115,10 @@ def task_profile(profile: str | None, task: str, overrides: dict | None) -> dict
             raise JudgeError(f"budget profile {profile!r} has no entry for {task}; its tasks: "
                              f"{', '.join(sorted(PROFILES[profile])) or 'none'}")
         budget = copy.deepcopy(PROFILES[profile][task])
+    known = PROFILE_KEYS | {key for entries in PROFILES.values() for key in entries.get(task, {})}
+    unknown = sorted(set(overrides or {}) - known)
+    if unknown:
+        raise JudgeError(f"unknown budget key(s) {unknown} for {task}; known: {', '.join(sorted(known))}")
     return {**budget, **(overrides or {})}
 
 

@@ -32,7 +32,7 @@ from .parts import PART_OUTPUT, result_dict, run_part, run_score
 #: What a unit asks of a worker when its task's profile says nothing: Dask resources (cores; memory in
 #: bytes). A worker offers cores_per_worker cores, so a unit asking for all of them runs alone there.
 DEFAULT_RESOURCES = {"cores": 1, "memory": 2 * 1024**3}
-#: The keys a task's profile (the ``profiles`` hook of :func:`codascore.judge.judge`) may set.
+#: The keys a task's budget (profile and overrides of :func:`codascore.judge.judge`) sets for a pipeline unit.
 PROFILE_KEYS = {"time_limit", "cores", "memory"}
 
 
