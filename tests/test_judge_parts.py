@@ -147,3 +147,25 @@ def test_the_judge_verb_takes_a_profile_and_its_overrides_and_refuses_wrong_ones
                         (["--profile", "official2022", "--set", "time_limit5=[5]"], "unknown budget key")):
         assert cli_main(base + wrong) == ExitCode.ORGANISER_ERROR, wrong
         assert says in capsys.readouterr().err
+
+
+def test_a_part_lost_for_good_makes_its_score_an_infrastructure_error_run_again_next_time(
+        cluster, project_data, tmp_path):  # noqa: F811
+    root = project_with_limit(project_data, tmp_path / "root", 5)
+    model = root / "input_data" / TASK / "models" / "bn_1.uai"
+    model.unlink()
+    model.symlink_to(tmp_path / "nowhere.uai")  # listed as an instance, its part's input cannot be written
+    shutil.copytree(sample(project_data, "code_loopy_bp"), tmp_path / "submissions" / "alice")
+    options = dict(root=root, scheduler=cluster.scheduler_address, overrides={**CUT, "time_limits": [5]})
+    lost = judge(tmp_path / "submissions", TASK, tmp_path / "out", retries=0, **options)
+    rows = rows_of(tmp_path / "out")
+    assert not lost.finished and lost.counts["infrastructure error"] == 2 and lost.counts["done"] == 6
+    with sqlite3.connect(tmp_path / "out" / "judge.sqlite") as db:
+        (messages,) = db.execute("SELECT messages FROM units WHERE unit='score,group=5s'").fetchone()
+    assert "a part was lost: alice/uai.pr/time_limit=5,instance=bn_1" in messages
+    model.unlink()
+    shutil.copy(project_data / "input_data" / TASK / "models" / "bn_1.uai", model)
+    again = judge(tmp_path / "submissions", TASK, tmp_path / "out", **options)
+    assert again.ran == 2 and again.finished
+    assert {unit for unit, row in rows_of(tmp_path / "out").items() if row[5] != rows[unit][5]} == \
+        {"time_limit=5,instance=bn_1", "score,group=5s"}
