@@ -108,7 +108,7 @@ def test_the_undisturbed_judgement_records_each_outcome(undisturbed):
     assert results["erin"] == results["alice"]
     assert results["carol"][:3] == ("failed", "INVALID", ExitCode.INVALID)
     lines = (out / "results.csv").read_text().splitlines()
-    assert lines[0].startswith("team,task,state,outcome,exit_code,score,") and len(lines) == 6
+    assert lines[0].startswith("team,task,group,state,outcome,exit_code,score,") and len(lines) == 6
     assert (out / "runs" / "alice" / TASK / "pipeline" / "scoring" / "output" / "details.json").is_file()
     assert not list((out / "runs" / "alice" / TASK).glob("*.attempt-*"))
     table = status(out)

@@ -9,6 +9,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..outcomes import ExitCode
 from .base import Command, task_names_text
+from .reference import parameters
 
 
 class Judge(Command):
@@ -49,6 +50,13 @@ class Judge(Command):
                             help="attempts after the first for a unit whose worker died (default 2)")
         parser.add_argument("--time-limit", type=float, metavar="SECONDS",
                             help="seconds per step (default: the phase's)")
+        parser.add_argument("--profile", metavar="NAME",
+                            help="the organisers' budgets of a judging, e.g. official2022: code submissions "
+                                 "run as their jobs, e.g. one UAI solver run per instance and time limit "
+                                 "(docs/judge.md#profiles)")
+        parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
+                            help="a value of the task's budget (a YAML value), over the profile's; "
+                                 "repeatable, e.g. --set time_limits=[20] --set memory=4000000000")
 
     def run(self, args) -> ExitCode:
         if args.status:
@@ -73,7 +81,8 @@ class Judge(Command):
 
         say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
         where = dict(workers=args.workers, scheduler=args.scheduler, retries=args.retries, progress=say,
-                     cluster_file=Path(args.cluster) if args.cluster else None, time_limit=args.time_limit)
+                     cluster_file=Path(args.cluster) if args.cluster else None, time_limit=args.time_limit,
+                     profile=args.profile, overrides=parameters(args.overrides))
         summaries = judge_phase(Path(args.bundle), args.phase, Path(args.submissions), Path(args.out), **where) \
             if args.bundle else [judge(Path(args.submissions), args.task, Path(args.out),
                                        root=Path(args.root) if args.root else None, **where)]

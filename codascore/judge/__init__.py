@@ -13,23 +13,27 @@ programs never need Dask.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import time
 from pathlib import Path
 from typing import Callable
 
 from ..competition import project_root
-from ..errors import JudgeError, RunnerError
+from ..errors import JudgeError, ReferenceDataError, RunnerError
 from ..registry import get_task
 from ..runner import find_layout
+from ..task import JudgePart
+from .parts import is_code_submission, judge_parts
+from .profiles import PROFILES
 from .progress import Progress, status_table
 from .results import write_results
 from .scheduler import Scheduler, run_folder, settle_folders
 from .store import FINISHED, Store
 from .teams import Skipped, folder_sha256, read_teams
-from .units import Unit, list_units
+from .units import PROFILE_KEYS, Unit, list_units
 
-__all__ = ["JudgeSummary", "judge", "status"]
+__all__ = ["PROFILES", "JudgeSummary", "judge", "status"]
 
 
 @dataclasses.dataclass
@@ -59,33 +63,35 @@ class JudgeSummary:
 def judge(submissions: Path, task: str, out: Path, root: Path | None = None, workers: int | None = None,
           scheduler: str | None = None, cluster_file: Path | None = None, retries: int = 2,
           time_limit: float | None = None, progress: Callable[[str], None] | None = None,
-          profiles: dict[str, dict] | None = None) -> JudgeSummary:
+          profile: str | None = None, overrides: dict | None = None) -> JudgeSummary:
     """Judge every team of the submissions folder on task and return how it ended.
 
     root: the project folder of the programs and the private data (default: the installed project's).
     workers: worker processes of the LocalCluster (default: one per core); scheduler: the address of a
     running Dask scheduler instead; cluster_file: a YAML file describing a batch system's cluster instead.
     retries: attempts after the first for a unit the cluster lost. time_limit: seconds per step (default:
-    the phase's). progress: called with each line to show. profiles: per-task overrides (time_limit,
-    cores, memory), the hook of the budget profiles to come."""
+    the phase's). progress: called with each line to show. profile: a budget profile's name (PROFILES);
+    overrides: values set over its task's entry (docs/judge.md#profiles). With either, a code submission of
+    a task that has parts is judged as the organisers' jobs (docs/judge.md#units)."""
     say = progress or (lambda line: None)
     started = time.monotonic()
     task_name = get_task(task).name
+    budget = task_profile(profile, task_name, overrides)
     root, out = Path(root or project_root()).resolve(), Path(out).resolve()
     reference = reference_folder(root, task_name)
     teams, skipped = read_teams(Path(submissions).resolve())
     for entry in skipped:
         say(f"skipped {entry.path.name}: {entry.reason}")
+    parts = task_parts(root, task_name, budget) if profile is not None or overrides else None
     out.mkdir(parents=True, exist_ok=True)
     store = Store(out)
     try:
         store.record_skipped(task_name, skipped)
         settle_folders(store, out)
-        profile = (profiles or {}).get(task_name, {})
-        units = [unit for team in teams
-                 for unit in list_units(task_name, team.name, team.submission, time_limit, profile)]
-        todo = store.to_run(units, {team.name: team.sha256 for team in teams}, folder_sha256(reference),
-                            {unit.name: run_folder(out, unit).relative_to(out).as_posix() for unit in units})
+        units = [unit for team in teams for unit in list_units(
+            task_name, team.name, team.submission, time_limit, budget,
+            parts if parts and is_code_submission(get_task(task_name), team.submission, out) else None)]
+        todo = units_to_run(store, out, units, {team.name: team.sha256 for team in teams}, folder_sha256(reference))
         dashboard = run_on_cluster(store, out, root, todo, len(units), say,
                                    dict(workers=workers, scheduler=scheduler, cluster_file=cluster_file),
                                    retries)
@@ -95,6 +101,46 @@ def judge(submissions: Path, task: str, out: Path, root: Path | None = None, wor
         store.close()
     return JudgeSummary(task_name, out, counts, len(todo), skipped, results, dashboard,
                         time.monotonic() - started)
+
+
+def task_profile(profile: str | None, task: str, overrides: dict | None) -> dict:
+    """The budget of task: PROFILES[profile][task] (JudgeError naming the known profiles, or the profile's
+    tasks), with overrides set over it (JudgeError naming the known keys: a pipeline's time_limit, cores and
+    memory, and those of the task's entries in PROFILES)."""
+    budget: dict = {}
+    if profile is not None:
+        if profile not in PROFILES:
+            raise JudgeError(f"unknown budget profile {profile!r}; known: {', '.join(sorted(PROFILES))}")
+        if task not in PROFILES[profile]:
+            raise JudgeError(f"budget profile {profile!r} has no entry for {task}; its tasks: "
+                             f"{', '.join(sorted(PROFILES[profile])) or 'none'}")
+        budget = copy.deepcopy(PROFILES[profile][task])
+    known = PROFILE_KEYS | {key for entries in PROFILES.values() for key in entries.get(task, {})}
+    unknown = sorted(set(overrides or {}) - known)
+    if unknown:
+        raise JudgeError(f"unknown budget key(s) {unknown} for {task}; known: {', '.join(sorted(known))}")
+    return {**budget, **(overrides or {})}
+
+
+def task_parts(root: Path, task: str, budget: dict) -> list[JudgePart] | None:
+    """The task's parts under the budget, from its input data below root (None: the task has none)."""
+    try:
+        return judge_parts(get_task(task), find_layout(root, task).input_data, budget)
+    except (RunnerError, ReferenceDataError) as exc:
+        raise JudgeError(str(exc)) from exc
+
+
+def units_to_run(store: Store, out: Path, units: list[Unit], submission_sha: dict[str, str],
+                 reference_sha: str) -> list[Unit]:
+    """The units to run (Store.to_run), and with them every unit needing one of them (a score unit whose
+    parts run again is scored again)."""
+    run_dirs = {unit.name: run_folder(out, unit).relative_to(out).as_posix() for unit in units}
+    first = [unit for unit in units if not unit.needs]
+    todo = store.to_run(first, submission_sha, reference_sha, run_dirs)
+    again = {unit.name for unit in todo}
+    force = {unit.name for unit in units if any(unit.named(key) in again for key in unit.needs)}
+    return todo + store.to_run([unit for unit in units if unit.needs], submission_sha, reference_sha, run_dirs,
+                               force)
 
 
 def reference_folder(root: Path, task: str) -> Path:

@@ -1,5 +1,7 @@
-"""OUT/results.csv: one row per team and task, read from the results database and written atomically, so
-that a reader never sees half a file and a judge killed while writing it leaves the previous one."""
+"""OUT/results.csv: one row per team, task and group (a pipeline unit's, or a score unit's: its group of
+parts, e.g. a UAI time limit; parts have no row of their own), read from the results database and written
+atomically, so that a reader never sees half a file and a judge killed while writing it leaves the previous
+one."""
 
 from __future__ import annotations
 
@@ -14,19 +16,20 @@ from .store import Store
 RESULTS = "results.csv"
 #: The columns before the scores and after them; the score keys come in between, in the order the
 #: scoring program wrote them (the first team's first).
-LEADING = ["team", "task", "state", "outcome", "exit_code"]
+LEADING = ["team", "task", "group", "state", "outcome", "exit_code"]
 TRAILING = ["wall_seconds", "run_folder", "messages"]
 
 
 def results_rows(store: Store, task: str | None = None) -> tuple[list[str], list[dict]]:
-    """The columns and rows of results.csv: every unit recorded (a team with several units of a task has a
-    row per unit, its key after the task), then the entries skipped, state "skipped" and the reason."""
+    """The columns and rows of results.csv: every pipeline and score unit recorded (a score unit's row has
+    its group), then the entries skipped, state "skipped" and the reason."""
     rows, keys = [], {}
     for unit in store.rows(task):
+        if unit["kind"] == "part":
+            continue
         scores = json.loads(unit["scores"])
         keys.update(dict.fromkeys(scores))
-        rows.append({"team": unit["team"], "task": unit["task"] if unit["unit"] == "pipeline"
-                     else f"{unit['task']}/{unit['unit']}", "state": unit["state"],
+        rows.append({"team": unit["team"], "task": unit["task"], "group": unit["part_group"], "state": unit["state"],
                      "outcome": (unit["outcome"] or "").lower().replace("_", " "),
                      "exit_code": "" if unit["exit_code"] is None else unit["exit_code"], **scores,
                      "wall_seconds": "" if unit["wall_seconds"] is None else round(unit["wall_seconds"], 3),

@@ -5,6 +5,10 @@ A unit's attempt N runs in the staging folder ``runs/<team>/<task>/<unit>.attemp
 result is recorded first, then the folder renamed to ``runs/<team>/<task>/<unit>`` (an older run folder there
 is moved aside first and deleted last). So a run folder at its final name always holds a recorded result,
 and a judge killed between the two leaves what :func:`settle_folders` finishes at the next start.
+
+A unit that needs others (a score unit, its group's parts) is submitted once they are all recorded and
+their folders in place; when one of them is lost to the cluster for good, the unit is an infrastructure
+error too ("a part was lost"), run again by the next judgement with it.
 """
 
 from __future__ import annotations
@@ -74,13 +78,21 @@ class Scheduler:
         self.client, self.store, self.out, self.root = client, store, Path(out), Path(root)
         self.retries, self.progress, self.say = retries, progress, say
         self.running: dict = {}  # future -> (unit, attempt, tries in this judgement)
+        self.waiting: dict[str, tuple[Unit, set[str]]] = {}  # name -> (unit, the names it still waits for)
 
     def run(self, units: list[Unit]) -> None:
+        """Run the units: those needing nothing unfinished at once, the others as their needs finish (a need
+        not among units is finished already: the judge runs a unit again with whatever it needs)."""
         from distributed import as_completed
 
         self.completed = as_completed()
+        names = {unit.name for unit in units}
         for unit in units:
-            self.submit(unit, tries=1)
+            needs = {unit.named(key) for key in unit.needs} & names
+            if needs:
+                self.waiting[unit.name] = (unit, needs)
+            else:
+                self.submit(unit, tries=1)
         self.say(self.progress.line())
         for future in self.completed:
             unit, attempt, tries = self.running.pop(future)
@@ -97,7 +109,7 @@ class Scheduler:
     def submit(self, unit: Unit, tries: int) -> None:
         """Record a new attempt, then submit it under a key of its own (the unit's name and the attempt)."""
         attempt = self.store.start_attempt(unit)
-        spec = unit_spec(unit, staging_folder(self.out, unit, attempt), self.root)
+        spec = unit_spec(unit, staging_folder(self.out, unit, attempt), self.root, self.out)
         staging_folder(self.out, unit, attempt).parent.mkdir(parents=True, exist_ok=True)
         future = self.client.submit(run_unit, spec, key=f"judge-{unit.name}-attempt-{attempt}", pure=False,
                                     resources=dict(unit.resources), retries=0)
@@ -113,12 +125,31 @@ class Scheduler:
                                    result.get("worker"))
             self.progress.finish(INFRASTRUCTURE)
             self.say(f"{unit.name}: {result['organiser_error']}")
+            self.need_ended(unit.name, lost=True)
             return
         state = self.store.record_result(unit, attempt, result)
         place_run_folder(staging_folder(self.out, unit, attempt), run_folder(self.out, unit))
         self.progress.finish(state)
         self.say(f"{unit.name}: {state} ({result['outcome'].lower()}, {result['elapsed']:.1f} s); "
                  f"{self.progress.line()}")
+        self.need_ended(unit.name, lost=False)
+
+    def need_ended(self, name: str, lost: bool) -> None:
+        """A unit has ended: submit each unit waiting for it whose needs are now all finished; when it was
+        lost for good, its dependants (and theirs) are infrastructure errors instead."""
+        for waiting_name, (unit, needs) in list(self.waiting.items()):
+            if name not in needs:
+                continue
+            needs.discard(name)
+            if lost:
+                del self.waiting[waiting_name]
+                self.store.record_blocked(unit, f"a part was lost: {name} (lost to the cluster or the setup)")
+                self.progress.finish(INFRASTRUCTURE)
+                self.say(f"{unit.name}: infrastructure error: a part was lost ({name})")
+                self.need_ended(waiting_name, lost=True)
+            elif not needs:
+                del self.waiting[waiting_name]
+                self.submit(unit, tries=1)
 
     def lost(self, unit: Unit, attempt: int, tries: int, reason: str) -> None:
         """The cluster lost the attempt: try again while retries are left, else an infrastructure error."""
@@ -127,6 +158,7 @@ class Scheduler:
         if final:
             self.progress.finish(INFRASTRUCTURE)
             self.say(f"{unit.name}: infrastructure error after {tries} attempts: {reason}")
+            self.need_ended(unit.name, lost=True)
         else:
             self.say(f"{unit.name}: {reason}; retrying")
             self.submit(unit, tries + 1)

@@ -28,6 +28,8 @@ from .units import Unit
 
 PENDING, RUNNING, DONE, FAILED, INFRASTRUCTURE = "pending", "running", "done", "failed", "infrastructure error"
 STATES = (PENDING, RUNNING, DONE, FAILED, INFRASTRUCTURE)
+#: The outcomes of a unit that is done: scored (a pipeline or score unit), a part's prediction step ended.
+SUCCESSFUL = ("SCORED", "DONE")
 #: The states of a unit whose result stands.
 FINISHED = (DONE, FAILED)
 DATABASE = "judge.sqlite"
@@ -39,6 +41,7 @@ CREATE TABLE IF NOT EXISTS units (
     outcome TEXT, exit_code INTEGER, scores TEXT NOT NULL DEFAULT '{{}}', messages TEXT NOT NULL DEFAULT '[]',
     wall_seconds REAL, worker TEXT, attempt INTEGER NOT NULL DEFAULT 0, started TEXT, ended TEXT,
     submission_sha256 TEXT NOT NULL, reference_sha256 TEXT NOT NULL, time_limit REAL, run_dir TEXT NOT NULL,
+    part_group TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (team, task, unit));
 CREATE TABLE IF NOT EXISTS attempts (
     team TEXT NOT NULL, task TEXT NOT NULL, unit TEXT NOT NULL, attempt INTEGER NOT NULL,
@@ -68,6 +71,9 @@ class Store:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
             self.db.executescript(SCHEMA)
+            columns = {row["name"] for row in self.db.execute("PRAGMA table_info(units)")}
+            if "part_group" not in columns:  # a judgement of a version without parts
+                self.db.execute("ALTER TABLE units ADD COLUMN part_group TEXT NOT NULL DEFAULT ''")
         except sqlite3.DatabaseError as exc:
             raise JudgeError(f"{self.path} is not a judgement's results database: {exc}") from exc
 
@@ -110,31 +116,34 @@ class Store:
                            [(task, entry.name, str(entry.path), entry.reason) for entry in skipped])
 
     def to_run(self, units: list[Unit], submission_sha: dict[str, str], reference_sha: str,
-               run_dirs: dict[str, str]) -> list[Unit]:
+               run_dirs: dict[str, str], force: set[str] = frozenset()) -> list[Unit]:
         """Bring the rows up to date with this judgement's units and return those to run: new units, units
-        not finished (running when a judge died, infrastructure errors), and finished units whose
-        submission, reference data or time limit changed since (pending again, their old result cleared;
-        their run folder stays until a new result replaces it)."""
+        not finished (running when a judge died, infrastructure errors), finished units whose submission,
+        reference data or time limit changed since, and those named in force (a score unit whose parts run
+        again); each pending again, its old result cleared (its run folder stays until a new result
+        replaces it)."""
         todo = []
         with self.transaction() as db:
             for unit in units:
                 sha, row = submission_sha[unit.team], self.row(unit)
                 same = row is not None and (row["submission_sha256"], row["reference_sha256"], row["time_limit"]) \
                     == (sha, reference_sha, unit.time_limit)
-                if row is not None and same and row["state"] in FINISHED:
+                if row is not None and same and row["state"] in FINISHED and unit.name not in force:
                     continue
                 todo.append(unit)
                 if row is None:
                     db.execute("INSERT INTO units (team, task, unit, kind, state, submission_sha256, "
-                               "reference_sha256, time_limit, run_dir) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                               "reference_sha256, time_limit, run_dir, part_group) "
+                               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                (unit.team, unit.task, unit.key, unit.kind, PENDING, sha, reference_sha,
-                                unit.time_limit, run_dirs[unit.name]))
+                                unit.time_limit, run_dirs[unit.name], unit.group))
                 else:
                     db.execute("UPDATE units SET state=?, outcome=NULL, exit_code=NULL, scores='{}', "
                                "messages='[]', wall_seconds=NULL, worker=NULL, started=NULL, ended=NULL, "
-                               "submission_sha256=?, reference_sha256=?, time_limit=? "
+                               "submission_sha256=?, reference_sha256=?, time_limit=?, kind=?, part_group=? "
                                "WHERE team=? AND task=? AND unit=?",
-                               (PENDING, sha, reference_sha, unit.time_limit, unit.team, unit.task, unit.key))
+                               (PENDING, sha, reference_sha, unit.time_limit, unit.kind, unit.group, unit.team,
+                                unit.task, unit.key))
         return todo
 
     def start_attempt(self, unit: Unit) -> int:
@@ -152,7 +161,7 @@ class Store:
     def record_result(self, unit: Unit, attempt: int, result: dict) -> str:
         """The attempt's result, as the worker returned it: done when scored, failed otherwise. Returns the
         state recorded."""
-        state = DONE if result["outcome"] == "SCORED" else FAILED
+        state = DONE if result["outcome"] in SUCCESSFUL else FAILED
         messages = list(result.get("violations") or []) + [f"warning: {w}" for w in result.get("warnings") or []]
         if result.get("error") and result["error"].strip() not in messages:
             messages.append(result["error"].strip())
@@ -176,6 +185,13 @@ class Store:
                 db.execute("UPDATE units SET state=?, messages=?, worker=?, ended=? "
                            "WHERE team=? AND task=? AND unit=?",
                            (INFRASTRUCTURE, json.dumps([reason]), worker, now(), unit.team, unit.task, unit.key))
+
+    def record_blocked(self, unit: Unit, reason: str) -> None:
+        """A unit that cannot run in this judgement, a unit it needs lost to the cluster for good: an
+        infrastructure error with the reason, run again by the next judgement (no attempt of it began)."""
+        with self.transaction() as db:
+            db.execute("UPDATE units SET state=?, messages=?, ended=? WHERE team=? AND task=? AND unit=?",
+                       (INFRASTRUCTURE, json.dumps([reason]), now(), unit.team, unit.task, unit.key))
 
     @staticmethod
     def _end_attempt(db: sqlite3.Connection, unit: Unit, attempt: int, worker: str | None, result: str,

@@ -29,8 +29,9 @@ from .steps import Observer, StepRun, prediction_stop, prepare_prediction, prepa
     push_prediction_output, run_step
 from .worker import RUN_MARKER, default_run_dir, interpreter, materialise, prepare_run_dir
 
-__all__ = ["DEFAULT_TIME_LIMIT", "RUN_MARKER", "Observer", "RunResult", "TaskLayout", "find_layout",
-           "format_run", "interpreter", "materialise", "run"]
+__all__ = ["DEFAULT_TIME_LIMIT", "RUN_MARKER", "Observer", "RunResult", "StepRun", "TaskLayout", "choose_container",
+           "find_layout", "format_run", "interpreter", "materialise", "predict",
+           "prepare_run_dir", "run"]
 
 
 @dataclasses.dataclass
@@ -74,14 +75,29 @@ def run(task: Task | str, submission: Path, out_dir: Path | None = None, *, root
     observer = observer or Observer()
     started = time.perf_counter()
     try:
-        prediction = prepare_prediction(layout, Path(submission), run_dir, max_submission_bytes)
+        prediction, stop = predict(layout, Path(submission), run_dir, container, max_submission_bytes, observer)
     except SubmissionError as refused:
         return collect(layout, submission, run_dir, [], started, refused=str(refused))
-    steps = [run_step(container, prediction, observer)]
-    if not prediction_stop(steps[0]):
-        push_prediction_output(steps[0])
+    steps = [prediction]
+    if not stop:
         steps.append(run_step(container, prepare_scoring(layout, run_dir), observer))
     return collect(layout, submission, run_dir, steps, started)
+
+
+def predict(layout: TaskLayout, submission: Path, run_dir: Path, container: containers.Container,
+            max_submission_bytes: int = zips.MAX_ARCHIVE_BYTES,
+            observer: Observer | None = None) -> tuple[StepRun, str]:
+    """The prediction step alone, as :func:`run` runs it: the submission placed, the step run, and its
+    output pushed (output/metadata) unless the run stops there. Returns the step and why the run stops
+    after it ("" when it goes on to scoring: prediction_stop). The judge runs a part of a code submission
+    with it, on the part's input data (layout.input_data). SubmissionError when the submission is refused
+    before the step."""
+    prediction = prepare_prediction(layout, Path(submission), run_dir, max_submission_bytes)
+    step = run_step(container, prediction, observer or Observer())
+    stop = prediction_stop(step)
+    if not stop:
+        push_prediction_output(step)
+    return step, stop
 
 
 def choose_container(container: containers.Container | None, python: str | None) -> containers.Container:

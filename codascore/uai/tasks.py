@@ -25,9 +25,9 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import AnswerError, FormatError, ReferenceDataError, TableTooLarge, TrivialAnswerError
-from ..task import Result, ScoreGuide, Section, Task, progress
+from ..task import JudgePart, Result, ScoreGuide, Section, Task, progress
 from ..validate import Problems, is_finite_number, shown
-from . import files, metrics, result_files
+from . import files, judge_parts, metrics, result_files
 from .bucket_elimination import log10_mmap_value, mmap
 from .report import reading_guide, report_sections
 
@@ -314,6 +314,16 @@ class UAITask(Task):
         from .ingest import run_solver_submission
 
         run_solver_submission(self, Path(input_dir), Path(output_dir), Path(submission_dir), config)
+
+    # ----- the judge's parts: one solver run per instance and time limit (uai/judge_parts.py) -----
+    def judge_parts(self, input_dir: Path, config: dict, profile: dict) -> list[JudgePart]:
+        return judge_parts.judge_parts(Path(input_dir), config, profile)
+
+    def write_part_input(self, input_dir: Path, part: JudgePart, dest: Path) -> None:
+        judge_parts.write_part_input(Path(input_dir), part, Path(dest))
+
+    def merge_part_outputs(self, outputs: dict[str, Path], dest: Path, config: dict) -> None:
+        judge_parts.merge_part_outputs(self.kind, outputs, Path(dest))
 
 
 def partial_answer_warnings(records: list[dict]) -> list[str]:
