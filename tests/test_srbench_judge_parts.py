@@ -183,7 +183,9 @@ def test_the_official2022_entries_give_2022s_budgets(tmp_path):
     from codascore.judge.profiles import PROFILES
 
     folder = _tiny_input(tmp_path, {"small": 1000, "large": 1001})
-    for name, entry in PROFILES["official2022"].items():
+    srbench = {name: entry for name, entry in PROFILES["official2022"].items() if name.startswith("srbench.")}
+    assert sorted(srbench) == ["srbench.qualification", "srbench.realworld", "srbench.synthetic"]
+    for name, entry in srbench.items():
         judge_parts.check_profile(name, entry)
         small, large = get_task(TASK).judge_parts(folder, {}, {**entry, "seeds": 1})
         assert small.config == {"fit_memory_limit": 16384, "accuracy_source": "predictions", "fit_time_limit": 3600}

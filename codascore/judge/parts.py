@@ -142,7 +142,7 @@ def run_score(spec: dict) -> dict:
                 "violations": [message], "warnings": [], "error": message,
                 "elapsed": time.perf_counter() - started, "run_dir": str(run_dir)}
     result = result_dict(runner.run(layout.task, merged, run_dir, root=Path(spec["root"]),
-                                    time_limit=spec["time_limit"]))
+                                    time_limit=spec["time_limit"], reference_config=spec.get("reference_config")))
     os.replace(merged, run_dir / MERGED)
     result["elapsed"] = time.perf_counter() - started
     return result

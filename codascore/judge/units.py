@@ -26,6 +26,7 @@ from typing import Callable
 
 from .. import runner
 from ..errors import RunnerError
+from ..registry import get_task
 from ..task import JudgePart
 from .parts import PART_OUTPUT, result_dict, run_part, run_score
 
@@ -41,7 +42,8 @@ class Unit:
     """One unit of work: whose (team), of which task, what kind, its key (unique within the team's task,
     and the name of its run folder), the submission it runs, the Dask resources it asks for, its time
     limit per step (None: the phase's), its group (the parts scored together; "" for a pipeline), the keys
-    of the units it needs finished first, and a part's own settings (JudgePart's fields, as plain data)."""
+    of the units it needs finished first, a part's own settings (JudgePart's fields, as plain data), and
+    for a score unit the task.yaml values its scoring takes from the budget (SRBench's accuracy_source)."""
 
     team: str
     task: str
@@ -53,6 +55,7 @@ class Unit:
     group: str = ""
     needs: tuple[str, ...] = ()
     part: dict | None = None
+    scoring: dict = dataclasses.field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -84,10 +87,18 @@ def list_units(task: str, team: str, submission: Path, time_limit: float | None 
                           part={"key": part.key, "group": part.group, "config": dict(part.config),
                                 "cores": part.cores, "memory": part.memory, "time_limit": part.time_limit}))
         groups.setdefault(part.group, []).append(part.key)
+    scoring = scoring_config(task, profile)
     for group, keys in groups.items():
         units.append(Unit(team, task, "score", score_key(group), Path(submission), dict(DEFAULT_RESOURCES),
-                          limit, group, tuple(keys)))
+                          limit, group, tuple(keys), scoring=scoring))
     return units
+
+
+def scoring_config(task: str, budget: dict) -> dict:
+    """The budget's values that are task.yaml parameters of the task (SRBench's accuracy_source): the
+    scoring of the parts takes them too, as the organisers' scoring did. A results submission (a pipeline
+    unit) is scored with the reference data's own."""
+    return {key: value for key, value in budget.items() if key in get_task(task).defaults}
 
 
 def score_key(group: str) -> str:
@@ -100,7 +111,8 @@ def unit_spec(unit: Unit, staging: Path, root: Path, out: Path | None = None) ->
     it writes, the project root and the time limit; a part's settings; for a unit needing parts, each
     part's output folder (below out's runs/, where the parts' recorded run folders are)."""
     spec = {"kind": unit.kind, "task": unit.task, "submission": str(unit.submission), "run_dir": str(staging),
-            "root": str(root), "time_limit": unit.time_limit, "name": unit.name, "part": unit.part}
+            "root": str(root), "time_limit": unit.time_limit, "name": unit.name, "part": unit.part,
+            "reference_config": dict(unit.scoring)}
     if unit.needs and out is not None:
         spec["outputs"] = {key: str(Path(out) / "runs" / unit.team / unit.task / key / PART_OUTPUT)
                            for key in unit.needs}

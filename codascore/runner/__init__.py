@@ -59,16 +59,20 @@ class RunResult:
 def run(task: Task | str, submission: Path, out_dir: Path | None = None, *, root: Path | None = None,
         time_limit: float | None = None, python: str | None = None,
         container: containers.Container | None = None, max_submission_bytes: int = zips.MAX_ARCHIVE_BYTES,
-        observer: Observer | None = None) -> RunResult:
+        observer: Observer | None = None, reference_config: dict | None = None) -> RunResult:
     """Run the prediction and scoring steps of one submission (zip or folder) and return how it ended.
 
     root: the project folder of the programs and data (default: the installed project's). out_dir: the run
     folder (default: a new one below runs/<task>/ in the working folder). time_limit: seconds per step
     (default: the phase's). container: where each step runs (default: containers.choose(), a bubblewrap
-    sandbox when it works here); python: the interpreter that ``python3``/``python`` in the commands run."""
+    sandbox when it works here); python: the interpreter that ``python3``/``python`` in the commands run.
+    reference_config: task.yaml values the scoring step's ref/ gets over the reference data's (the judge's
+    budget profile: SRBench's accuracy_source)."""
     layout = find_layout(root, task)
     if time_limit is not None:
         layout = dataclasses.replace(layout, time_limit=float(time_limit))
+    if reference_config:
+        layout = dataclasses.replace(layout, reference_config=dict(reference_config))
     container = choose_container(container, python)
     run_dir = prepare_run_dir(out_dir) if out_dir is not None else \
         default_run_dir(Path("runs"), layout.task.name, submission)

@@ -30,6 +30,8 @@ class TaskLayout:
     input_data: Path | None = None
     time_limit: float = DEFAULT_TIME_LIMIT
     leaderboard_keys: tuple[str, ...] | None = None  # non-computed column keys, if a competition.yaml says
+    #: task.yaml values the scoring step's ref/ gets over the reference data's (a judge's budget profile)
+    reference_config: dict = dataclasses.field(default_factory=dict)
 
 
 def find_layout(root: Path | None, task: Task | str) -> TaskLayout:

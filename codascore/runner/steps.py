@@ -22,6 +22,8 @@ import shlex
 import shutil
 from pathlib import Path
 
+import yaml
+
 from .. import containers, zips
 from ..containers import Mount
 from .layout import TaskLayout
@@ -144,6 +146,8 @@ def prepare_scoring(layout: TaskLayout, run_dir: Path) -> Step:
     folder = run_dir / "scoring"
     materialise(program_folder_zip(layout.scoring_program), folder / "program")
     materialise(zips.folder_zip(layout.reference_data), folder / "input" / "ref")
+    if layout.reference_config:
+        override_task_yaml(folder / "input" / "ref" / "task.yaml", layout.reference_config)
     materialise(zips.folder_zip(run_dir / "prediction" / "output"), folder / "input" / "res")
     for name in ("output", "shared", "data"):
         (folder / name).mkdir()
@@ -153,6 +157,12 @@ def prepare_scoring(layout: TaskLayout, run_dir: Path) -> Step:
               Mount(folder / "data", "/app/data", read_only=True))
     program = Program("program", command, mounts, run_dir / "logs" / "scoring", f"[scoring] {command}")
     return Step("scoring", folder, (program,), layout.time_limit, folder / "output")
+
+
+def override_task_yaml(path: Path, values: dict) -> None:
+    """Set values in a copied task.yaml (the scorer checks them as it checks the organiser's own)."""
+    config = yaml.safe_load(path.read_text()) or {}
+    path.write_text(yaml.safe_dump({**config, **values}, sort_keys=False))
 
 
 def run_step(container: containers.Container, step: Step, observer: Observer) -> StepRun:
