@@ -5,9 +5,9 @@
 - The overhead of one unit: judging a single team of a trivial results submission (the cluster already
   running) against a plain ``codascore.runner.run`` of the same submission, medians of a few.
 
-A workload names a task, a sample and its judge options (e.g. ``profiles``), so that finer unit kinds
-(SRBench fits, UAI solver runs) are measured by adding a row: the units counted are those the judge ran.
-SRBENCH is not in the default list: one code fit of the samples takes most of a minute here.
+A workload names a task, a sample and its judge options: the finer unit kinds (SRBench fits, UAI solver
+runs) come from the official2022 profile cut to fit here; the units counted are those the judge ran, parts
+and score units. SRBENCH (whole pipelines) is not in the default list: one takes most of a minute here.
 """
 
 from __future__ import annotations
@@ -39,9 +39,18 @@ class Workload:
 
 
 UAI = Workload("uai.pr pipeline units (exact)", "uai.pr", "exact", 8)
-SRBENCH = Workload("srbench code fits (code_linear_regression)", "srbench.qualification",
+#: UAI solver runs: the official2022 profile's parts (one per instance and time limit), cut to one 5 s limit.
+UAI_SOLVER_RUNS = Workload("uai.pr solver runs (code_loopy_bp, 1 limit)", "uai.pr", "code_loopy_bp", 2,
+                           {"profile": "official2022", "overrides": {"time_limits": [5], "memory": 2_000_000_000}})
+#: SRBench fits: the official2022 profile's parts (one per dataset and seed), cut to one seed and seconds.
+SRBENCH_FITS = Workload("srbench fits (code_linear_regression, 1 seed)", "srbench.qualification",
+                        "code_linear_regression", 2,
+                        {"profile": "official2022",
+                         "overrides": {"seeds": 1, "fit_time_limit_small": 5, "fit_time_limit_large": 10,
+                                       "memory": 2 * 1024**3, "cores": 1, "walltime": 300}})
+SRBENCH = Workload("srbench pipeline units (code_linear_regression)", "srbench.qualification",
                    "code_linear_regression", 4)
-WORKLOADS = (UAI,)
+WORKLOADS = (UAI, UAI_SOLVER_RUNS, SRBENCH_FITS)
 WORKERS = (1, 2)
 #: The empty unit of the overhead row: a results submission that scores at once.
 EMPTY = ("uai.pr", "trivial")

@@ -75,7 +75,8 @@ def main_epilog() -> str:
             f"  codascore validate TASK SUBMISSION  check a submission's format, without the reference data\n"
             f"  codascore reference [TASK ...]  make the demo's reference data and sample submissions\n"
             f"  codascore bundle [NAME ...]     build the competition bundles into dist/\n"
-            f"  codascore check BUNDLE          check a bundle before uploading it\n\n"
+            f"  codascore check BUNDLE          check a bundle before uploading it\n"
+            f"  codascore judge TASK SUBMISSIONS --out OUT  judge every team again on a Dask cluster\n\n"
             f"{task_names_text()}\n"
             f"'codascore VERB --help' explains a verb; --debug shows an error's traceback.")
 
