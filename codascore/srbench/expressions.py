@@ -9,7 +9,9 @@ validated tree by this module itself. No participant text is ever handed to ``ev
 The build reproduces what ``parse_expr`` with its default transformations would produce for every
 accepted string (docs/srbench.md#safe-parsing): integer literals become ``Integer(text)``, other number literals
 ``Float(text)``, operators are applied with Python's own semantics to those sympy objects, and ``abs``,
-``max`` and ``min`` mean ``Abs``, ``Max`` and ``Min`` as in ``parse_expr``'s namespace.
+``max`` and ``min`` mean ``Abs``, ``Max`` and ``Min`` as in ``parse_expr``'s namespace. The further forms
+2022 read (Python's ``pow``, sympy's ``srepr`` constructors, ``Piecewise``) are built by expression_forms.py
+on the same tree (docs/srbench.md#forms-2022-accepted).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from typing import Iterable
 
 from ..errors import ModelSyntaxError
 from ..validate import is_number
+from . import expression_forms as forms
 
 #: Longest model string accepted (docs/srbench.md#model-strings).
 MAX_LENGTH = 10_000
@@ -33,7 +36,7 @@ MAX_POWER_BITS = 100_000
 #: namespace gave them (docs/srbench.md#names-parse_expr-accepted).
 FUNCTION_NAMES = ("sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "exp", "log",
                   "sqrt", "Abs", "sign", "erf")
-COMPAT_FUNCTION_NAMES = ("abs", "max", "min", "Max", "Min")
+COMPAT_FUNCTION_NAMES = ("abs", "max", "min", "Max", "Min", "pow")
 CONSTANT_NAMES = ("pi", "E")
 #: Further sympy functions and constants 2022's parse_expr namespace offered; accepted only in the
 #: 2022-compatible mode (strict=False) of the library functions, never in submissions.
@@ -85,6 +88,7 @@ class _Builder:
         self.strict = strict
         # dry: validate only (no sympy object is made), for checking many submissions quickly
         self.dry = dry
+        self.max_depth = MAX_DEPTH
         function_names = FUNCTION_NAMES + COMPAT_FUNCTION_NAMES + (() if strict else LENIENT_FUNCTION_NAMES)
         constant_names = CONSTANT_NAMES + (() if strict else LENIENT_CONSTANT_NAMES)
         if dry:
@@ -117,7 +121,7 @@ class _Builder:
             if self.dry:
                 return None
             if kind is ast.Pow:
-                self._check_power(node, left, right)
+                self.check_power(node, left, right)
             return _apply(operations[kind], left, right)
         if isinstance(node, ast.UnaryOp):
             if self.dry and isinstance(node.op, (ast.USub, ast.UAdd)):
@@ -135,6 +139,8 @@ class _Builder:
             return self._call(node, depth)
         if isinstance(node, ast.Attribute):
             self.fail(node, "attribute access is not allowed")
+        if isinstance(node, ast.Compare):
+            self.fail(node, "comparisons are allowed only in a Piecewise condition")
         if isinstance(node, ast.Lambda):
             self.fail(node, "lambda is not allowed")
         if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
@@ -175,7 +181,17 @@ class _Builder:
         if not isinstance(node.func, ast.Name):
             self.fail(node.func, "only calls of whitelisted functions by name are allowed")
         name = node.func.id
-        if name not in self.functions or name in self.symbols:
+        if name in self.symbols:
+            self.fail(node.func, "a column name cannot be called as a function")
+        if name == "pow":
+            return forms.build_pow(self, node, depth)
+        if name in forms.CONDITION_NAMES:
+            self.fail(node.func, "allowed only in a Piecewise condition")
+        if name in forms.SREPR_NAMES:
+            built = forms.build_srepr(self, node, depth)
+            if built is not NotImplemented:
+                return built
+        if name not in self.functions:
             self.fail(node.func, "function not allowed (allowed: "
                       + ", ".join(FUNCTION_NAMES + COMPAT_FUNCTION_NAMES) + ")")
         if node.keywords or any(isinstance(arg, ast.Starred) for arg in node.args):
@@ -185,7 +201,7 @@ class _Builder:
         args = [self.build(arg, depth + 1) for arg in node.args]
         return None if self.dry else self.functions[name](*args)
 
-    def _check_power(self, node: ast.AST, base, exponent):
+    def check_power(self, node: ast.AST, base, exponent):
         if not (getattr(base, "is_Rational", False) and getattr(exponent, "is_Rational", False)):
             return
         if base in (0, 1, -1):
@@ -220,9 +236,32 @@ def parse_model(text: str, feature_names: Iterable[str], strict: bool = True,
 
     Accepted: decimal numbers, names, ``+ - * / **``, parentheses, calls of sin cos tan asin acos atan
     sinh cosh tanh exp log sqrt Abs sign erf (and abs max min Max Min, which parse_expr mapped to sympy's
-    Abs Max Min). Everything else raises ModelSyntaxError quoting the offending token.
+    Abs Max Min), Python's ``pow`` with two or three arguments, sympy's srepr form and Piecewise
+    (docs/srbench.md#forms-2022-accepted). Everything else raises ModelSyntaxError quoting the offending
+    token.
     """
     return _parse(text, feature_names, strict, max_length, dry=False)
+
+
+def _check_characters(text: str) -> None:
+    """Every character in the whitelist; quotes only around Symbol's name and Float's number, ``=`` only
+    in ``precision=``, ``<=`` and ``>=`` (expression_forms.character_allowed)."""
+    quoted = False
+    for position, char in enumerate(text):
+        if quoted:
+            if char == "'":
+                quoted = False
+                continue
+            if char in forms.QUOTED_CHARS:
+                continue
+        elif char in _ALLOWED_CHARS or (char in forms.FORM_CHARS and forms.character_allowed(text, position)):
+            quoted = char == "'"
+            continue
+        hint = " (use ** for powers)" if char == "^" else forms.character_hint(char)
+        if quoted:
+            hint = " (inside quotes only a column name or a decimal number)"
+        raise ModelSyntaxError(f"character {char!r} at position {position} is not allowed{hint}: "
+                               f"{_quote(text[max(0, position - 20):position + 20])}")
 
 
 def _parse(text, feature_names, strict: bool, max_length: int, dry: bool):
@@ -230,11 +269,7 @@ def _parse(text, feature_names, strict: bool, max_length: int, dry: bool):
         raise ModelSyntaxError(f"model must be a string, got {type(text).__name__}")
     if len(text) > max_length:
         raise ModelSyntaxError(f"model is {len(text)} characters long, more than the limit {max_length}")
-    for position, char in enumerate(text):
-        if char not in _ALLOWED_CHARS:
-            hint = " (use ** for powers)" if char == "^" else ""
-            raise ModelSyntaxError(f"character {char!r} at position {position} is not allowed{hint}: "
-                                   f"{_quote(text[max(0, position - 20):position + 20])}")
+    _check_characters(text)
     if not text.strip():
         raise ModelSyntaxError("model is empty")
     try:
