@@ -35,6 +35,7 @@ import yaml
 from . import wheels, zips
 from .codabench import VENDOR_PYTHON
 from .errors import PackError, UnsafeArchiveError, WheelError
+from .outcomes import ExitCode
 from .sandbox import PARTICIPANT_VENDOR_DIR, find_entry
 
 VENDOR_LOCK = "vendor.lock"
@@ -139,7 +140,7 @@ def download(requirements: Path, constraints: dict[str, str], dest: Path, pip_op
         done = subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=_clean_environment())
     except subprocess.TimeoutExpired:
         raise PackError(f"pip download took longer than {timeout:g} s") from None
-    if done.returncode != 0:
+    if done.returncode != ExitCode.OK:
         tail = (done.stderr.strip() or done.stdout.strip()).splitlines()[-TAIL_LINES:]
         raise PackError(["pip download failed (the image's packages are pinned as constraints: a method "
                          "that needs other versions of them cannot run on the image):", *tail])
@@ -338,7 +339,7 @@ def prove(task_name: str, zip_path: Path, python: str, scratch: Path,
     except subprocess.TimeoutExpired:
         raise PackError(f"importing {entry_name} under {python} took longer than {timeout:g} s") from None
     marker = [line for line in done.stdout.splitlines() if line.startswith("codascore-pack-proof:")]
-    if done.returncode != 0 or not marker:
+    if done.returncode != ExitCode.OK or not marker:
         tail = (done.stderr.strip() or done.stdout.strip() or "(no output)").splitlines()[-TAIL_LINES:]
         raise PackError([f"{zip_path.name}: importing {entry_name} as the ingestion does, under {python}, "
                          f"failed (exit code {done.returncode}):", *tail])
