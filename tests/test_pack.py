@@ -211,8 +211,10 @@ def test_gplearn_from_pypi_packed_and_scored_under_the_image_python(tmp_path, pr
         pytest.skip(f"no image interpreter at {image_python()}: make .venv-image/.installed")
     folder = tmp_path / "team"
     folder.mkdir()
-    example = (project_root() / "docs" / "srbench.md").read_text().split("```python\n")[1].split("```")[0]
-    (folder / "regressor.py").write_text(example.replace("generations=20", "generations=3"))
+    text = (project_root() / "docs" / "srbench.md").read_text().split("#### Worked example")[1]
+    example = text.split("```python\n")[1].split("```")[0]
+    assert "generations=10" in example
+    (folder / "regressor.py").write_text(example.replace("generations=10", "generations=3"))
     (tmp_path / "requirements.txt").write_text("gplearn==0.4.2\n")
     assert cli_main(["pack", TASK, str(folder), "-r", str(tmp_path / "requirements.txt"),
                      "--python", str(image_python())]) == ExitCode.OK
