@@ -73,6 +73,7 @@ def main_epilog() -> str:
     return (f"common commands:\n"
             f"  codascore run TASK SUBMISSION   score a submission (zip or folder) on your machine, as Codabench does\n"
             f"  codascore validate TASK SUBMISSION  check a submission's format, without the reference data\n"
+            f"  codascore pack TASK FOLDER -r requirements.txt  zip a code submission with the PyPI packages it needs\n"
             f"  codascore reference [TASK ...]  make the demo's reference data and sample submissions\n"
             f"  codascore bundle [NAME ...]     build the competition bundles into dist/\n"
             f"  codascore check BUNDLE          check a bundle before uploading it\n"

@@ -12,6 +12,7 @@ None reaches Codabench or a user as a traceback::
     ├── BundleError                a competition bundle cannot be built
     │   └── WheelError             a pinned wheel cannot be had (download, cache or recorded hash)
     ├── RunnerError                a local run cannot be set up (missing folders, a refused submission)
+    ├── PackError                  codascore pack cannot pack a code submission (pip, hashes, size, import)
     ├── JudgeError                 the final judgement cannot be set up (reference data, cluster file,
     │                              results database): an organiser's error, exit 2
     ├── UnsafeArchiveError         a zip member would escape its folder, or the archive is over a limit (ValueError)
@@ -68,6 +69,15 @@ class BundleError(CodascoreError):
 
 class WheelError(BundleError):
     """A pinned wheel cannot be had: not downloadable, not cached, or not the recorded bytes."""
+
+
+class PackError(CodascoreError):
+    """A code submission cannot be packed with its dependencies (``codascore pack``): pip failed, a wheel is
+    not the bytes its RECORD or vendor.lock gives, the zip is over its size limit, or the import fails under
+    the image's Python. lines: the message, one line each (a failure's last lines of output after it)."""
+
+    def __init__(self, lines: str | list[str]):
+        super().__init__("\n".join([lines] if isinstance(lines, str) else lines))
 
 
 class RunnerError(CodascoreError):

@@ -26,6 +26,8 @@ from .errors import ParticipantCodeError, SubmissionError, TimeLimitExceeded
 
 #: Files the worker itself puts into res/ (never part of a submission).
 WORKER_FILES = frozenset({"metadata"})
+#: The folder beside a code submission's entry file whose packages import after the entry's own folder.
+PARTICIPANT_VENDOR_DIR = "vendor"
 
 
 def _matches(folder: Path, patterns: tuple[str, ...]) -> bool:
@@ -108,12 +110,17 @@ def find_entry(submission_dir: Path, entry_names: tuple[str, ...]) -> tuple[Path
 def import_participant_module(entry: Path, module_name: str):
     """Import the participant's entry file as module_name, in this (child) process: its folder becomes the
     working directory and comes first on sys.path, so that helper modules beside it import as they would
-    in the participant's own folder. Whatever the import raises is the participant's error."""
+    in the participant's own folder; its ``vendor/`` folder, when there is one, comes right after it (the
+    wheels ``codascore pack`` unpacked there, docs/srbench.md#dependencies). Whatever the import raises is
+    the participant's error."""
     import importlib.util
 
     folder = str(Path(entry).parent)
     os.chdir(folder)
     sys.path.insert(0, folder)
+    vendor = os.path.join(folder, PARTICIPANT_VENDOR_DIR)
+    if os.path.isdir(vendor):
+        sys.path.insert(1, vendor)
     spec = importlib.util.spec_from_file_location(module_name, entry)
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module

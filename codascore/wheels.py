@@ -32,7 +32,8 @@ SKIPPED_FILES = frozenset({"conftest.py"})
 #: What a dist-info folder keeps: enough for importlib.metadata, and the licences.
 KEPT_METADATA = re.compile(r"(METADATA|top_level\.txt|(LICEN[CS]E|COPYING|AUTHORS|NOTICE)[^/]*|licenses/.+)")
 DOWNLOAD_TIMEOUT = 120.0
-_WHEEL_NAME = re.compile(r"(?P<name>[^-]+)-(?P<version>[^-]+)(-\d[^-]*)?-(?P<python>[^-]+)-(?P<abi>[^-]+)"
+#: A wheel file name (PEP 427), its parts named; codascore pack reads the wheels pip downloads with it too.
+WHEEL_NAME = re.compile(r"(?P<name>[^-]+)-(?P<version>[^-]+)(-\d[^-]*)?-(?P<python>[^-]+)-(?P<abi>[^-]+)"
                          r"-(?P<platform>[^-]+)\.whl")
 
 
@@ -81,7 +82,7 @@ def _normalised(name: str) -> str:
 
 def _target_problem(wheel: PinnedWheel) -> str:
     """Why a wheel does not fit the image's interpreter, or ''."""
-    match = _WHEEL_NAME.fullmatch(wheel.file)
+    match = WHEEL_NAME.fullmatch(wheel.file)
     if not match or not wheel.url.endswith("/" + wheel.file):
         return "not a wheel file name, or not the file the url names"
     if (_normalised(match["name"]), match["version"]) != (_normalised(wheel.name), wheel.version):

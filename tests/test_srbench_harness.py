@@ -199,8 +199,9 @@ def test_a_missing_module_is_one_clear_error_with_the_dependency_rules(tmp_path,
     with pytest.raises(SubmissionError) as caught:
         task.ingest(inputs, tmp_path / "out", folder, task.load_config({}))
     [message] = caught.value.problems
-    assert "feat_not_installed_here" in message and "environment.yml and install.sh are never run" in message
-    assert "--python" in message and "Traceback" not in message
+    assert "feat_not_installed_here" in message
+    assert "environment.yml, install.sh and requirements.txt are never run" in message
+    assert "codascore pack" in message and "vendor/" in message and "Traceback" not in message
     assert "WARNING: environment.yml is ignored" in capfd.readouterr().err
     assert not (tmp_path / "out" / files.MODELS_FILE).exists()
 
@@ -216,7 +217,7 @@ def test_a_name_the_installed_package_lacks_is_not_called_a_missing_module(tmp_p
         task.ingest(inputs, tmp_path / "out", folder, task.load_config({}))
     [message] = caught.value.problems
     assert "cannot import name 'NoSuchRegressor'" in message and "is not available here" not in message
-    assert "environment.yml and install.sh are never run" in message
+    assert "environment.yml, install.sh and requirements.txt are never run" in message
 
 
 @pytest.mark.parametrize("value, problem", [

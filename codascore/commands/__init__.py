@@ -8,13 +8,14 @@ from .base import Command, Group, Parser
 from .bundles import Bundle, Check
 from .demo import Demo
 from .judge import Judge
+from .pack import Pack
 from .programs import Ingest, Score
 from .reference import BuildReference, Reference
 from .run import Run
 from .validate import Validate
 
 #: The core verbs, in the order the help lists them.
-COMMANDS: tuple[type[Command], ...] = (Score, Ingest, Run, Validate, Reference, BuildReference, Demo, Bundle,
-                                       Check, Judge)
+COMMANDS: tuple[type[Command], ...] = (Score, Ingest, Run, Validate, Pack, Reference, BuildReference, Demo,
+                                       Bundle, Check, Judge)
 
 __all__ = ["COMMANDS", "Command", "Group", "Parser"]

@@ -41,9 +41,10 @@ EVAL_KWARGS = {"test_params": dict, "max_train_samples": int, "scale_x": bool, "
 #: Files 2022's installer read that nothing runs here (docs/srbench.md#dependencies).
 IGNORED_FILES = ("environment.yml", "environment.yaml", "install.sh", "requirements.txt")
 DEPENDENCY_RULE = ("On Codabench a code submission runs with the competition image's Python packages plus "
-                   "what the zip itself carries (pure-Python packages placed beside regressor.py import "
-                   "from there); environment.yml and install.sh are never run. Locally, "
-                   "'codascore run --python PATH' runs the prediction step with your own interpreter.")
+                   "what the zip itself carries (modules beside regressor.py, then its vendor/ folder, import "
+                   "from there); environment.yml, install.sh and requirements.txt are never run or installed. "
+                   "'codascore pack TASK FOLDER --requirements requirements.txt' puts a PyPI method's wheels "
+                   "into vendor/ and proves the import (docs/srbench.md#dependencies).")
 
 
 def _raise_fit_timeout(signum, frame):
