@@ -116,11 +116,13 @@ def test_results_submission_under_predictions_fails_naming_code_submissions(root
     assert "predictions.json" in result.error and "only a code submission" in result.error
 
 
-def test_default_string_source_ignores_a_predictions_file(root, tmp_path):
-    """The default is unchanged: R² from the string, whatever a predictions.json beside it says."""
+def test_string_source_ignores_a_predictions_file(root, tmp_path):
+    """accuracy_source: string takes R² from the string, whatever a predictions.json beside it says (the
+    default is auto since the issue "Real SRBench teams scored as 2022 scored them": see
+    test_srbench_real_teams.py)."""
     task = get_task(TASK)
-    assert task.defaults["accuracy_source"] == "string"
-    config = task.load_config({})
+    assert task.defaults["accuracy_source"] == "auto"
+    config = task.load_config({"accuracy_source": "string"})
     reference = task.load_reference(root / "reference_data" / TASK, config)
     shutil.copy(root / "sample_submissions" / TASK / "true_formulas" / files.MODELS_FILE, tmp_path / files.MODELS_FILE)
     plain = task.score(reference, task.load_submission(tmp_path, reference, config), config)
@@ -286,7 +288,7 @@ def test_predict_runs_in_the_fit_job_under_its_time_limit(root, tmp_path, predic
     assert not (tmp_path / "out" / files.PREDICTIONS_FILE).exists()
 
 
-def test_default_ingestion_never_calls_predict(root, tmp_path):
+def test_string_ingestion_never_calls_predict(root, tmp_path):
     folder = tmp_path / "code"
     folder.mkdir()
     (folder / "regressor.py").write_text(
@@ -295,8 +297,19 @@ def test_default_ingestion_never_calls_predict(root, tmp_path):
         "    def predict(self, X):\n        raise RuntimeError('predict called')\n\n\n"
         "est = Regressor()\n\n\ndef model(est, X=None):\n    return 'x1'\n")
     task = get_task(TASK)
-    task.ingest(root / "input_data" / TASK, tmp_path / "out", folder, task.load_config({}))
+    task.ingest(root / "input_data" / TASK, tmp_path / "out", folder, task.load_config({"accuracy_source": "string"}))
     assert set(json.loads((tmp_path / "out" / files.MODELS_FILE).read_text())) == {files.run_key(*run) for run in RUNS}
+    assert not (tmp_path / "out" / files.PREDICTIONS_FILE).exists()
+
+
+def test_missing_test_features_under_auto_fall_back_to_the_strings(root, intercept_only, tmp_path, capfd):
+    inputs = tmp_path / "input"
+    shutil.copytree(root / "input_data" / TASK, inputs)
+    (inputs / "test" / "noise_easy" / "3946.csv").unlink()
+    task = get_task(TASK)
+    task.ingest(inputs, tmp_path / "out", intercept_only, task.load_config({}))
+    assert "test/noise_easy/3946.csv" in capfd.readouterr().err
+    assert (tmp_path / "out" / files.MODELS_FILE).exists()
     assert not (tmp_path / "out" / files.PREDICTIONS_FILE).exists()
 
 

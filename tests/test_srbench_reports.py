@@ -39,7 +39,7 @@ def test_synthetic_page_draws_every_label_inside_and_cuts_long_models(monkeypatc
     sections = synthetic_report(_synthetic_result())
     titles = [s.title for s in sections]
     assert titles == ["Per dataset", "Accuracy against complexity", "Rank against the reference pool",
-                      "Models after simplification"]
+                      "Every run"]
     # the pooled figure, one panel per dataset, the rank chart: no text outside any of them
     assert sorted(fig.axes[0].get_title() for fig in drawn) == [
         "", "exact_formula_easier", "featureselection_medium", "mean over datasets"]  # "": the rank chart
@@ -65,7 +65,7 @@ def test_realworld_page_has_the_figure_and_a_five_column_table(monkeypatch):
                                                              "linear_regression": [0.97, -2.7]}}})
     sections = realworld_report(result)
     assert [s.title for s in sections] == ["Per target", "Accuracy against complexity",
-                                           "Rank against the reference pool"]
+                                           "Rank against the reference pool", "Every run"]
     assert sections[0].html.count("<th>") == 5 and "<td>3 (1)</td>" in sections[0].html
     assert drawn and all(not texts_outside(fig) for fig in drawn)
 

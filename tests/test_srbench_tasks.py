@@ -72,8 +72,18 @@ def test_code_submission_equals_its_results_submission(root, tmp_path):
     written = json.loads((code.run_dir / "prediction" / "output" / files.MODELS_FILE).read_text())
     sample = json.loads((root / "sample_submissions" / TASK / "linear_regression" / files.MODELS_FILE).read_text())
     assert written == sample
+    details = json.loads((code.run_dir / "scoring" / "output" / "details.json").read_text())
+    assert details["accuracy_source"] == "predictions"  # the default auto: R² from est.predict, as in 2022
+    # with R² from the strings (accuracy_source: string), the code submission scores as its results do
+    forced = tmp_path / "string_root"
+    shutil.copytree(root, forced)
+    for folder in ("reference_data", "input_data"):
+        path = forced / folder / TASK / "task.yaml"
+        path.write_text(path.read_text().replace("accuracy_source: auto", "accuracy_source: string"))
+    by_string = runner.run(TASK, root / "sample_submissions" / TASK / "code_linear_regression",
+                           tmp_path / "string", root=forced)
     results = _run(root, "linear_regression", tmp_path)
-    assert results.scores == code.scores
+    assert results.scores == by_string.scores
 
 
 def test_nonfinite_models_are_worst_and_missing_runs_failed(root, tmp_path):

@@ -33,7 +33,8 @@ class DatasetSpec:
 @dataclasses.dataclass
 class RunData:
     """The test split of one (dataset, seed); y_pred: the fitted estimator's predictions on X_test when
-    accuracy comes from them (accuracy_source: predictions), else None (R² of the model string)."""
+    accuracy comes from them (accuracy_source: predictions, or auto with predictions.json), else None (R² of
+    the model string)."""
 
     seed: int
     X_test: np.ndarray
@@ -65,15 +66,15 @@ def accuracy(parsed, feature_names: Sequence[str], run: RunData) -> tuple[float 
     if run.y_pred is not None:
         problem = metrics.predictions_problem(run.y_pred)
         if problem:
-            return None, f"{PREDICTIONS_FILE}: {problem}"
+            return None, f"{PREDICTIONS_FILE} (est.predict on the test features): {problem}"
         return metrics.r2_score(run.y_test, run.y_pred), None
     try:
         predictions = metrics.compile_model(parsed, feature_names)(run.X_test)
     except Exception as exc:  # e.g. numpy cannot evaluate a function on these inputs
         return None, f"the model cannot be evaluated on the test data ({type(exc).__name__}: {exc})"[:300]
-    problem = metrics.predictions_problem(predictions)
+    problem = metrics.predictions_problem(predictions, "values of the model string")
     if problem:
-        return None, problem
+        return None, f"the model string evaluated on the test features: {problem}"
     return metrics.r2_score(run.y_test, predictions), None
 
 

@@ -24,6 +24,8 @@ from .metrics import AGGREGATES, PROFILES
 MODELS_FILE = "models.json"
 #: Written by the ingestion beside models.json: the fitted estimator's test predictions per run.
 PREDICTIONS_FILE = "predictions.json"
+#: Written by the ingestion beside models.json: every run's outcome, reason and fit seconds (the page's table).
+RUNS_FILE = "runs.json"
 #: The code submission's entry file (the 2022 interface: ``est`` and ``model(est, X)``).
 REGRESSOR_FILE = "regressor.py"
 #: The runs of a task: in the reference data with what scoring needs, in the input data the public part.
@@ -51,12 +53,13 @@ COMMON_DEFAULTS = {
     # eval_kwargs defaults the 2022 judging code used (docs/srbench.md#the-2022-harness)
     "scale_default": False,           # scale_x / scale_y when regressor.py does not say
     "test_mode": False,               # true: apply eval_kwargs' test_params (2022's -test)
-    # R² from "string": the model string evaluated on the test features (documented deviation), or
-    # "predictions": the fitted estimator's predictions that the ingestion recorded (2022 code; code
-    # submissions only). docs/srbench.md#accuracy-source
-    "accuracy_source": "string",
+    # R² from "auto": the fitted estimator's predictions when res/ holds predictions.json (a code
+    # submission: the ingestion records est.predict, as 2022 scored), the model string otherwise (a results
+    # submission); "string": always the model string evaluated on the test features (documented deviation);
+    # "predictions": always the recorded predictions (code submissions only). docs/srbench.md#accuracy-source
+    "accuracy_source": "auto",
 }
-ACCURACY_SOURCES = ("string", "predictions")
+ACCURACY_SOURCES = ("auto", "string", "predictions")
 #: Parameters only the generators read: reference data's task.yaml leaves them out.
 GENERATION_KEYS = ("max_rows", "datasets", "seeds")
 #: The parameters the ingestion program reads (input_data/<task>/task.yaml).
@@ -94,11 +97,48 @@ def read_submission(res_dir: Path, reference: dict, config: dict) -> dict:
     names = {d: spec.feature_names for d, spec in reference["specs"].items()}
     models, invalid, warnings = read_models(res_dir, expected, names, int(config["max_length"]),
                                             config["invalid_models"])
-    predictions = None
-    if config.get("accuracy_source") == "predictions":
+    predictions, source = None, accuracy_source(res_dir, config)
+    if source == "predictions":
         n_test = {run: reference["data"][run].y_test.size for run in expected.values()}
         predictions = read_predictions(res_dir, expected, [*models, *invalid], n_test)
-    return {"models": models, "invalid": invalid, "warnings": warnings, "predictions": predictions}
+    return {"models": models, "invalid": invalid, "warnings": warnings, "predictions": predictions,
+            "accuracy_source": source, "runs": read_runs(res_dir, expected)}
+
+
+def accuracy_source(res_dir: Path, config: dict) -> str:
+    """The source of R² for this submission: task.yaml's accuracy_source, ``auto`` resolved by what res/
+    holds: "predictions" when it holds predictions.json (the ingestion writes it for every code submission
+    under auto), "string" otherwise (a results submission); docs/srbench.md#accuracy-source."""
+    source = config.get("accuracy_source", "auto")
+    if source == "auto":
+        return "predictions" if (Path(res_dir) / PREDICTIONS_FILE).is_file() else "string"
+    return source
+
+
+def read_runs(res_dir: Path, expected: dict) -> dict:
+    """{(dataset, seed): {"outcome", "reason", "fit_seconds"}} from runs.json, which the ingestion writes
+    for the page's per-run table; {} when there is none (a results submission) or it cannot be read. Only
+    shown, never scored: anything malformed is left out."""
+    path = Path(res_dir) / RUNS_FILE
+    try:
+        data = json.loads(path.read_text()) if path.is_file() and path.stat().st_size < 4 * 1024**2 else {}
+    except (OSError, ValueError):
+        return {}
+    runs = {}
+    for key, entry in (data.items() if isinstance(data, dict) else ()):
+        if key in expected and isinstance(entry, dict):
+            seconds = entry.get("fit_seconds")
+            runs[expected[key]] = {"outcome": str(entry.get("outcome", ""))[:40],
+                                   "reason": str(entry.get("reason", ""))[:600],
+                                   "fit_seconds": float(seconds) if is_number(seconds) else None}
+    return runs
+
+
+def write_runs(folder: Path, runs: dict) -> None:
+    """runs.json from {(dataset, seed): {"outcome", "reason", "fit_seconds"}}, keys in a stable order."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data = {run_key(dataset, seed): entry for (dataset, seed), entry in sorted(runs.items())}
+    (folder / RUNS_FILE).write_text(json.dumps(data, indent=1) + "\n")
 
 
 def read_models(res_dir: Path, expected: dict, feature_names: dict, max_length: int,
@@ -205,7 +245,7 @@ def read_predictions(res_dir: Path, expected: dict, runs: list, n_test: dict) ->
     hint = (" (accuracy_source: predictions takes R² from the fitted estimator's predictions, which only a "
             "code submission can provide: the ingestion program runs regressor.py and writes "
             f"{PREDICTIONS_FILE} beside {MODELS_FILE}; a results submission cannot be scored under this "
-            "setting. Organisers: input_data's task.yaml must say accuracy_source: predictions too)")
+            "setting. Organisers: input_data's task.yaml must say accuracy_source: predictions or auto too)")
     data = read_participant_json(Path(res_dir) / PREDICTIONS_FILE, hint=hint)
     if not isinstance(data, dict):
         raise SubmissionError(f"{PREDICTIONS_FILE}: expected a JSON object {{\"<dataset>/<seed>\": [numbers]}}, "

@@ -48,8 +48,8 @@ def model(est, X=None):
 
 def write_task_yamls(task, ref: Path, inp: Path, config: dict) -> None:
     """Both task.yaml files: the reference data's with every parameter but the generation-only ones, the
-    input data's with what the ingestion reads (accuracy_source: predictions makes it record est.predict
-    on the test features)."""
+    input data's with what the ingestion reads (accuracy_source: auto, the default, or predictions makes it
+    record est.predict on the test features, which every generator writes to input_data/<task>/test/)."""
     task.write_task_yaml(ref, config, [key for key in config if key not in files.GENERATION_KEYS])
     task.write_task_yaml(inp, config, files.INGESTION_KEYS)
 

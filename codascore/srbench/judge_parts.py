@@ -75,7 +75,7 @@ def check_profile(task_name: str, profile: dict) -> None:
     rows = profile.get("large_above_rows")
     if rows is not None and (not isinstance(rows, int) or isinstance(rows, bool) or rows < 0):
         raise ReferenceDataError(f"profile for {task_name}: large_above_rows = {rows!r} must be a whole number")
-    if profile.get("accuracy_source", "string") not in files.ACCURACY_SOURCES:
+    if profile.get("accuracy_source", "auto") not in files.ACCURACY_SOURCES:
         raise ReferenceDataError(f"profile for {task_name}: accuracy_source = {profile['accuracy_source']!r}; "
                                  f"allowed: {list(files.ACCURACY_SOURCES)}")
 
@@ -167,7 +167,8 @@ def judge_parts(task, input_dir: Path, config: dict, profile: dict) -> list[Judg
 
 def write_part_input(task, input_dir: Path, part: JudgePart, dest: Path) -> None:
     """dest: datasets.json listing the part's dataset and seed only, that run's train CSV (and its test
-    features under accuracy_source: predictions), and task.yaml = input_dir's with part.config over it."""
+    features under accuracy_source predictions, or auto when the input data holds them), and task.yaml =
+    input_dir's with part.config over it."""
     input_dir, dest = Path(input_dir), Path(dest)
     dataset, seed = run_of(part.key)
     raw, _ = input_settings(task, input_dir)
@@ -178,7 +179,9 @@ def write_part_input(task, input_dir: Path, part: JudgePart, dest: Path) -> None
     if not entries or seed not in [int(s) for s in meta.get("seeds", [])]:
         raise ReferenceDataError(f"input data {files.DATASETS_FILE}: no run {files.run_key(dataset, seed)} "
                                  f"(judge part {part.key})")
-    wanted = ["train"] + (["test"] if config["accuracy_source"] == "predictions" else [])
+    source_of_r2 = config["accuracy_source"]
+    wanted = ["train"] + (["test"] if source_of_r2 == "predictions" or (
+        source_of_r2 == "auto" and (input_dir / "test" / dataset / f"{seed}.csv").is_file()) else [])
     for split in wanted:
         source = input_dir / split / dataset / f"{seed}.csv"
         if not source.is_file():
@@ -210,13 +213,26 @@ def read_part_output(folder: Path, run: tuple[str, int]) -> tuple[str | None, li
     return models[key], predictions.get(key) if isinstance(predictions, dict) else None, ""
 
 
+def read_part_run(folder: Path, run: tuple[str, int], problem: str) -> dict:
+    """The run's runs.json entry the part's ingestion wrote; for a part stopped before writing one (its step's
+    time limit, a refused import), the part's failure as the entry."""
+    key = files.run_key(*run)
+    entry = files.read_runs(Path(folder), {key: run}).get(run)
+    if entry:
+        return entry
+    lines = [line for line in problem.splitlines() if line and not line.startswith(EVERY_FIT_FAILED)]
+    return {"outcome": "failed" if problem else "fitted", "reason": (lines or [""])[0][:600], "fit_seconds": None}
+
+
 def merge_part_outputs(outputs: dict[str, Path], dest: Path, config: dict) -> None:
-    """dest/models.json (and predictions.json when the parts wrote predictions) as the whole ingestion writes
-    them from the same runs; SubmissionError as the whole ingestion's when no part holds a model."""
-    models, predictions, failures = {}, {}, []
+    """dest/models.json (and predictions.json when the parts wrote predictions, runs.json with every part's
+    run) as the whole ingestion writes them from the same runs; SubmissionError as the whole ingestion's when
+    no part holds a model."""
+    models, predictions, failures, runs = {}, {}, [], {}
     for key, folder in outputs.items():
         run = run_of(key)
         model, values, problem = read_part_output(Path(folder), run)
+        runs[run] = read_part_run(Path(folder), run, problem)
         if problem:
             failures.append((run, problem))
             continue
@@ -234,5 +250,6 @@ def merge_part_outputs(outputs: dict[str, Path], dest: Path, config: dict) -> No
             raise SubmissionError(lines)  # the import check failed: the whole ingestion's own error
         raise SubmissionError([f"{EVERY_FIT_FAILED}{dataset}/{seed}):", *lines[1:]])
     files.write_models(Path(dest), models)
+    files.write_runs(Path(dest), runs)
     if predictions:
         files.write_predictions(Path(dest), predictions)

@@ -167,11 +167,11 @@ def compile_model(expr, feature_names: Sequence[str]):
     return predict
 
 
-def predictions_problem(y_pred: np.ndarray) -> str | None:
-    """Why predictions cannot be scored (None when they are all finite)."""
+def predictions_problem(y_pred: np.ndarray, what: str = "predictions") -> str | None:
+    """Why predictions cannot be scored (None when they are all finite); ``what`` names the values."""
     bad = np.flatnonzero(~np.isfinite(y_pred))
     if bad.size:
-        return f"{bad.size} of {y_pred.size} predictions are not finite (first at row {bad[0]}: {y_pred[bad[0]]})"
+        return f"{bad.size} of {y_pred.size} {what} are not finite (first at row {bad[0]}: {y_pred[bad[0]]})"
     return None
 
 

@@ -33,7 +33,8 @@ def _short(name: str, limit: int = 28) -> str:
 
 
 ACCURACY_SOURCE_TEXT = {
-    "string": "Accuracy: R² of each model string evaluated on the test features.",
+    "string": "Accuracy: R² of each model string evaluated on the test features (a results submission, or "
+              "accuracy_source: string).",
     "predictions": "Accuracy: R² of the fitted estimator's predictions on the test features (recorded by the "
                    "ingestion program); simplicity and property come from the model strings.",
 }
@@ -123,18 +124,46 @@ def synthetic_report(result: Result) -> list[Section]:
         + table(rows, ["dataset", "R² (rank)", "simplicity (rank)", "property (rank)", "harmonic mean"]))]
     sections += _tradeoff_sections(result)
     sections += _pool_sections(result)
-    runs = []
+    sections.append(runs_section(result, simplified=True))
+    return sections
+
+
+def _outcome(run: dict) -> str:
+    """A run's outcome and reason: what the ingestion saw (runs.json, code submissions) and what scoring
+    found."""
+    fit, why = run.get("fit_outcome"), run.get("fit_reason") or ""
+    if "failed" in run:
+        if fit and fit not in ("fitted", "fitted at the alarm") and why:
+            return f"{fit}: {why}"  # the ingestion's reason says more than "no model submitted"
+        return f"failed: {run['failed']}"
+    if run.get("r2_test") is None:
+        return f"worst R²: {run.get('reason', 'no accuracy')}"
+    return f"scored; {why}" if why else "scored"
+
+
+def runs_section(result: Result, simplified: bool) -> Section:
+    """Every run of the submission, failures first: dataset, seed, outcome and reason, the fit's seconds
+    (code submissions: runs.json), R², simplicity and the model (cut at MODEL_SHOWN_CHARS)."""
+    rows = []
     for i in result.instances:
         dataset, _, seed = str(i["id"]).rpartition("/")
-        model = str(i.get("simplified") or i.get("failed", ""))
+        model = str(i.get("simplified") or "")
         if len(model) > MODEL_SHOWN_CHARS:
             model = f"{model[:MODEL_SHOWN_CHARS]}… ({len(model)} characters)"
-        runs.append((dataset, seed, i.get("nodes", "n/a"), _fmt(i.get("r2_test")), model))
-    sections.append(Section("Models after simplification", paragraph(
-        f"One row per run. Models longer than {MODEL_SHOWN_CHARS} characters are cut here; details.json holds "
-        "them whole.") + table(runs, ["dataset", "seed", "nodes", "R²", "simplified model (or why the run failed)"],
-                               max_rows=200, text_columns=(4,))))
-    return sections
+        failed = "failed" in i or i.get("r2_test") is None
+        rank = 0 if failed else 1 if i.get("fit_reason") else 2
+        rows.append((rank, (dataset, seed, _outcome(i), _fmt(i.get("fit_seconds"), 3), _fmt(i.get("r2_test")),
+                            _fmt(i.get("simplicity")), model)))
+    rows = [row for _, row in sorted(rows, key=lambda r: r[0])]
+    n_failed = sum(1 for i in result.instances if "failed" in i or i.get("r2_test") is None)
+    text = (f"One row per run ({len(rows)} runs, {n_failed} without an accuracy), failed runs first, with what "
+            "happened to each: for a code submission the ingestion's outcome (fitted, fitted at the alarm, "
+            "stopped by the watchdog, killed at the time limit, failed) and the fit's seconds; then R², "
+            f"simplicity and the model{' after simplification' if simplified else ' as submitted'}. Models "
+            f"longer than {MODEL_SHOWN_CHARS} characters are cut here; details.json holds every run whole.")
+    return Section("Every run", paragraph(text) + table(
+        rows, ["dataset", "seed", "outcome", "fit s", "R²", "simplicity", "model"], max_rows=200,
+        text_columns=(2, 6)))
 
 
 def table_report(result: Result) -> list[Section]:
@@ -147,7 +176,8 @@ def table_report(result: Result) -> list[Section]:
                "qualifies when the score is above 0. ")
     rows = result.details["table"]
     figure = figure_or_note("mean R² per dataset", lambda: _qualification_figure(rows)) if rows else ""
-    return [Section("Per dataset", paragraph(explain + note) + table(rows, header) + figure)]
+    return [Section("Per dataset", paragraph(explain + note) + table(rows, header) + figure),
+            runs_section(result, simplified=False)]
 
 
 def _qualification_figure(rows) -> str:
@@ -180,7 +210,8 @@ def realworld_report(result: Result) -> list[Section]:
     note = ACCURACY_SOURCE_TEXT.get(result.details.get("accuracy_source"), "")
     sections = [Section("Per target", paragraph(explain + note) + table(
         rows, ["target", "R² (rank)", "simplicity (rank)", "trust (rank)", "harmonic mean"]))]
-    return sections + _tradeoff_sections(result) + _pool_sections(result, unit="targets")
+    return (sections + _tradeoff_sections(result) + _pool_sections(result, unit="targets")
+            + [runs_section(result, simplified=False)])
 
 
 def _pool_sections(result: Result, unit: str = "datasets") -> list[Section]:

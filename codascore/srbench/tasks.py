@@ -118,6 +118,11 @@ class ModelsTask(Task):
         done = {(r["dataset"], r["seed"]) for r in records}
         records += [{"dataset": d, "seed": s, "failed": "no model submitted"}
                     for d in reference["specs"] for s in reference["seeds"] if (d, s) not in done]
+        for record in records:  # what the ingestion saw of the run (runs.json): shown on the page
+            fit = submission.get("runs", {}).get((record["dataset"], record["seed"]))
+            if fit:
+                record.update({"fit_outcome": fit["outcome"], "fit_reason": fit["reason"],
+                               "fit_seconds": fit["fit_seconds"]})
         return sorted(records, key=lambda r: (r["dataset"], r["seed"]))
 
     def ingest(self, input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
@@ -207,7 +212,7 @@ class SyntheticTask(ModelsTask):
             "n_failed_runs": count_failed(records),
             "n_unsimplified": float(sum(bool(r.get("timed_out")) for r in records)),
         }
-        details = {"aggregate": config["aggregate"], "accuracy_source": config["accuracy_source"],
+        details = {"aggregate": config["aggregate"], "accuracy_source": submission.get("accuracy_source", config["accuracy_source"]),
                    "profile": config["profile"] or ("official2022" if config["aggregate"] == "mean" else "seed"),
                    "pool": {name: float(v) for name, v in final["score"].items()},
                    "per_dataset": json_records(mine)}
@@ -285,7 +290,7 @@ class QualificationTask(ModelsTask):
                   "mean_r2": float(clamp_r2(finite_mean([r[1] for r in rows], empty=R2_FLOOR))),
                   "linear_mean_r2": float(clamp_r2(finite_mean([r[2] for r in rows], empty=R2_FLOOR))),
                   "n_failed_runs": count_failed(records)}
-        details = {"accuracy_source": config["accuracy_source"], "table": rows,
+        details = {"accuracy_source": submission.get("accuracy_source", config["accuracy_source"]), "table": rows,
                    "table_header": ["dataset", "mean R² (submission)", "mean R² (LinearRegression)",
                                     "median rank difference"]}
         return Result(scores=scores, instances=run_instances(records), warnings=list(submission["warnings"]),
@@ -350,7 +355,7 @@ class RealworldTask(ModelsTask):
                   "n_failed_runs": count_failed(records)}
         table_rows = [(r["dataset"], r["r2"], r["simplicity"], r["property"], r["r2_rank"], r["simplicity_rank"],
                        r["property_rank"], r["hmean"]) for r in mine.to_dict("records")]
-        details = {"accuracy_source": config["accuracy_source"],
+        details = {"accuracy_source": submission.get("accuracy_source", config["accuracy_source"]),
                    "pool": {k: float(v) for k, v in final["score"].items()}, "table": table_rows,
                    "table_header": ["dataset", "R² (representative run)", "simplicity", "trust", "rank R²",
                                     "rank simplicity", "rank trust", "harmonic mean"]}
