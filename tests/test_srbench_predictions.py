@@ -146,7 +146,7 @@ def test_accuracy_source_is_validated_for_every_track(name):
 def test_other_tracks_take_r2_from_the_ingested_predictions(name, intercept_only, project_data, tmp_path):
     task = get_task(name)
     raw = yaml.safe_load((project_data / "input_data" / name / "task.yaml").read_text())
-    assert raw["accuracy_source"] == "string"  # the generator's default
+    assert raw["accuracy_source"] == "auto"  # the generator's default: predictions for code submissions
     output = tmp_path / "output"
     task.ingest(project_data / "input_data" / name, output, intercept_only,
                 task.load_config({**{k: v for k, v in raw.items() if k != "task"}, "accuracy_source": "predictions"}))
