@@ -47,7 +47,7 @@ SRBENCH_FITS = Workload("srbench fits (code_linear_regression, 1 seed)", "srbenc
                         "code_linear_regression", 2,
                         {"profile": "official2022",
                          "overrides": {"seeds": 1, "fit_time_limit_small": 5, "fit_time_limit_large": 10,
-                                       "memory": 2 * 1024**3, "cores": 1, "walltime": 300}})
+                                       "memory": 2 * 1024**3, "cores": 1}})
 SRBENCH = Workload("srbench pipeline units (code_linear_regression)", "srbench.qualification",
                    "code_linear_regression", 4)
 WORKLOADS = (UAI, UAI_SOLVER_RUNS, SRBENCH_FITS)
