@@ -12,9 +12,12 @@ import dataclasses
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from .errors import ReferenceDataError, UsageError
+
+if TYPE_CHECKING:
+    from .board import Board
 
 
 def log(message: str) -> None:
@@ -180,6 +183,7 @@ class Task(abc.ABC):
         judge_parts        None: the judge runs a code submission as one pipeline (docs/judge.md#units)
         write_part_input   (only with judge_parts) the input data of one part
         merge_part_outputs (only with judge_parts) the parts' outputs as one result submission
+        final_board        None: the task has no final ranking (codascore leaderboard; codascore/board.py)
 
     The attributes:
 
@@ -312,6 +316,12 @@ class Task(abc.ABC):
         failed has an ingestion_error.txt there, and its runs are then missing, as in the whole ingestion).
         Raise SubmissionError when the parts together hold nothing to score."""
         raise UsageError(f"{self.name}: no judge parts")
+
+    # ----- the final leaderboard (codascore leaderboard) -----
+    def final_board(self, config: dict) -> "Board | None":
+        """The task's official final ranking: its formula, its unit of evidence and how that evidence is
+        resampled (codascore.board.Board; docs/leaderboard.md). None (the default): the task is not ranked."""
+        return None
 
     # ----- ingestion (code submissions) -----
     def ingest(self, input_dir: Path, output_dir: Path, submission_dir: Path, config: dict) -> None:
