@@ -86,6 +86,18 @@ def task_names_text() -> str:
     return "tasks: " + ", ".join(all_tasks())
 
 
+def tasks_epilog(example: str) -> Callable[[], str]:
+    """A verb's epilog: the task names (listed only when the help is shown) and one example command."""
+    return lambda: f"{task_names_text()}\nexample: {example}"
+
+
+def add_task_and_submission(parser: argparse.ArgumentParser) -> None:
+    """The TASK and SUBMISSION arguments of the verbs that take one submission of one task."""
+    parser.add_argument("task", type=task_name, metavar="TASK",
+                        help="task name, e.g. weak_lensing.phase1 (listed below)")
+    parser.add_argument("submission", type=existing_path, metavar="SUBMISSION", help="submission zip or folder")
+
+
 def task_name(text: str) -> Task:
     """argparse type of a TASK argument: the task, looked up once here and handed on as it is; an unknown
     name is a usage error naming the closest known one."""

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..errors import ReferenceDataError, UnknownTaskError, UsageError
 from ..outcomes import ExitCode
-from .base import ROOT_HELP, Command, task_name, task_names_text
+from .base import ROOT_HELP, Command, task_name, tasks_epilog
 
 SET_HELP = "a task.yaml parameter for the data made (repeatable), e.g. --set max_table_size=1000000"
 
@@ -21,10 +21,7 @@ class Reference(Command):
     description = ("Generate every named task's demo data (all tasks if none): reference_data/, input_data/ "
                    "and sample_submissions/ below --root. A task's reference data from your own files is "
                    "built by codascore build-reference (docs/hosting.md).")
-
-    @staticmethod
-    def epilog() -> str:
-        return f"{task_names_text()}\nexample: codascore reference uai.pr --root demo"
+    epilog = tasks_epilog("codascore reference uai.pr --root demo")
 
     @classmethod
     def add_options(cls, parser):
@@ -74,10 +71,7 @@ class BuildReference(Command):
     description = ("Build TASK's reference data from an organiser's own files in SOURCE (for the UAI tasks: "
                    "the model files, whose answers codascore computes) and write it to OUT, a new folder. It "
                    "is built aside and moved into place whole: a wrong input leaves nothing behind.")
-
-    @staticmethod
-    def epilog() -> str:
-        return f"{task_names_text()}\nexample: codascore build-reference uai.pr MY_MODELS my_reference"
+    epilog = tasks_epilog("codascore build-reference uai.pr MY_MODELS my_reference")
 
     @classmethod
     def add_options(cls, parser):

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..outcomes import ExitCode, exit_code_of
-from .base import Command, existing_path, task_name, task_names_text
+from .base import Command, add_task_and_submission, tasks_epilog
 
 RUN_ROOT_HELP = ("project folder holding scoring_program/ and reference_data/ (default: the installed "
                  "project's)")
@@ -18,16 +18,11 @@ class Run(Command):
     help = "score one submission (zip or folder) like Codabench's worker"
     description = ("Run the prediction and scoring steps of one submission as Codabench's compute worker "
                    "does, and print its scores and the report's path.")
-
-    @staticmethod
-    def epilog() -> str:
-        return f"{task_names_text()}\nexample: codascore run uai.pr sample_submissions/uai.pr/exact"
+    epilog = tasks_epilog("codascore run uai.pr sample_submissions/uai.pr/exact")
 
     @classmethod
     def add_options(cls, parser):
-        parser.add_argument("task", type=task_name, metavar="TASK",
-                            help="task name, e.g. weak_lensing.phase1 (listed below)")
-        parser.add_argument("submission", type=existing_path, metavar="SUBMISSION", help="submission zip or folder")
+        add_task_and_submission(parser)
         parser.add_argument("--out", help="run folder (default: a new folder runs/TASK/SUBMISSION[-N]); an "
                                           "existing one is emptied only if it is a run folder")
         parser.add_argument("--root", default=None, help=RUN_ROOT_HELP)

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from ..outcomes import ExitCode
-from .base import Command, existing_path, task_name, task_names_text
+from .base import Command, add_task_and_submission, tasks_epilog
 
 
 class Validate(Command):
@@ -16,16 +16,11 @@ class Validate(Command):
                    "as that is possible without the reference data: exit 0 and one line when they are "
                    "well-formed, exit 1 listing every problem. What only the reference knows (counts, instance "
                    "names) is checked when scored (codascore run).")
-
-    @staticmethod
-    def epilog() -> str:
-        return f"{task_names_text()}\nexample: codascore validate uai.pr my_submission.zip"
+    epilog = tasks_epilog("codascore validate uai.pr my_submission.zip")
 
     @classmethod
     def add_options(cls, parser):
-        parser.add_argument("task", type=task_name, metavar="TASK",
-                            help="task name, e.g. weak_lensing.phase1 (listed below)")
-        parser.add_argument("submission", type=existing_path, metavar="SUBMISSION", help="submission zip or folder")
+        add_task_and_submission(parser)
 
     def run(self, args) -> ExitCode:
         from ..errors import SubmissionError
