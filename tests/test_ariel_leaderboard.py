@@ -105,6 +105,9 @@ def test_the_formula_is_the_weighted_mix_of_two_means_whatever_the_others_spectr
     expected = beta * posterior.mean(axis=1) + (1 - beta) * spectral[:, subset].mean(axis=1)
     assert board.scores(evidence, "final") == pytest.approx(expected, rel=1e-12, abs=1e-9)
     assert board.scores(evidence, "spectral") == pytest.approx(spectral[:, subset].mean(axis=1), rel=1e-12)
+    # the per-planet shares the leaderboard's Wilcoxon tests compare average to the final score
+    shares = evidence.values[:, :, evidence.metrics.index("final")]
+    assert shares.mean(axis=1) == pytest.approx(expected, rel=1e-9, abs=1e-9)
     # a planet outside the subset never counts in the spectral part
     evidence.values[:, ~subset, evidence.metrics.index("spectral")] = rng.uniform(0, 1000)
     assert board.scores(evidence, "final") == pytest.approx(expected, rel=1e-12, abs=1e-9)
@@ -130,6 +133,6 @@ def test_a_units_table_without_positions_is_ranked_in_its_own_order():
 
     board = ArielBoard(TASK, 0.8)
     units = pd.DataFrame({"unit": ["a", "b"], "in_spectral_subset": [1, 0]})
-    values = np.array([[[900.0, 800.0, 900.0], [700.0, 0.0, 700.0]]])
+    values = np.array([[[0.0, 900.0, 800.0, 900.0], [0.0, 700.0, 0.0, 700.0]]])
     evidence = Evidence(TASK, ["t"], units, list(board.metric_names()), values)
     assert board.scores(evidence, "final").tolist() == [0.8 * 800.0 + 0.2 * 800.0]

@@ -24,7 +24,9 @@ def board_and_scores(project_data, tmp_path, name, samples):
     """The task's board (Phase 2's with the reference labels), and each sample's details and scores."""
     reference = project_data / "reference_data" / name
     task, config = read_task_config(reference, "reference data")
-    board = task.final_board(config, reference) if name != PHASE1 else task.final_board(config)
+    board = task.final_board(config)
+    if board.needs_reference:
+        board.use_reference(reference)
     outputs = {}
     for sample in samples:
         path = sample if not isinstance(sample, str) else project_data / "sample_submissions" / name / sample
@@ -93,7 +95,8 @@ def test_phase2_details_are_refused_without_labels_or_from_another_task(project_
     with pytest.raises(SubmissionError, match="'task'.*weak_lensing.phase2_deployed"):
         board.unit_rows({**details, "task": DEPLOYED})
     with pytest.raises(ReferenceDataError, match="label"):
-        Phase2Board(PHASE2, "seed", board.eps, None).unit_rows(details)
+        Phase2Board(PHASE2, "seed", board.eps).unit_rows(details)
+    assert board.needs_reference and "tie" not in board.rules["TPR"]  # the alternative declares nothing
     with pytest.raises(ReferenceDataError, match="holds 999 maps"):
         board.unit_rows({**details, "instances": details["instances"][:999]})
     with pytest.raises(ReferenceDataError, match="'eps'"):

@@ -24,8 +24,10 @@ from ..errors import ReferenceDataError, SubmissionError
 from .metrics import final_score
 
 #: The per-planet metrics, in Evidence.values' order; "spectral" is 0 outside the spectral subset (never read
-#: there: the column in_spectral_subset says which planets count), so that NaN keeps meaning "missing".
-METRICS = ("posterior", "spectral", "posterior_exact")
+#: there: the column in_spectral_subset says which planets count). "final" is the planet's share of the final
+#: score, beta posterior_p + (1 - beta) (N / N_spectral) spectral_p, whose mean over the N planets is the final
+#: score: the leaderboard's per-unit tests (Wilcoxon) compare teams on it; the formula never reads it.
+METRICS = ("final", "posterior", "spectral", "posterior_exact")
 SUBSET = "in_spectral_subset"
 #: The unit column giving each planet's place in the scorer's order: means are summed in that order, so the
 #: full data reproduces scores.json to the last bit whatever order the leaderboard stacks the units in.
@@ -71,7 +73,12 @@ class ArielBoard(Board):
         instances = details.get("instances")
         if not isinstance(instances, list) or not instances:
             raise SubmissionError("details.json: field 'instances' holds no planet")
-        return [_planet_row(k, record) for k, record in enumerate(instances)]
+        rows = [_planet_row(k, record) for k, record in enumerate(instances)]
+        n_spectral = sum(row[SUBSET] for row in rows)
+        for row in rows:
+            share = (len(rows) / n_spectral) * row["spectral"] if n_spectral else row["posterior"]
+            row["final"] = self.beta * row["posterior"] + (1 - self.beta) * share
+        return rows
 
     def scores(self, evidence: Evidence, rule: str) -> np.ndarray:
         """The rule's score of each team; 0 (the worst) where a rule has nothing to average."""
@@ -79,7 +86,7 @@ class ArielBoard(Board):
             raise ValueError(f"unknown rule {rule!r}; known: {list(self.rules)}")
         order = _scoring_order(evidence)
         subset = evidence.units[SUBSET].to_numpy(dtype=bool)[order]
-        column = {name: evidence.metrics.index(name) for name in METRICS}
+        column = {name: evidence.metrics.index(name) for name in METRICS[1:]}
         out = np.empty(len(evidence.teams))
         for team in range(len(evidence.teams)):
             planets = evidence.values[team][order]
@@ -105,7 +112,7 @@ def _planet_row(position: int, record: Any) -> dict[str, Any]:
     if record.get(SUBSET, in_subset) != in_subset:  # written by the scorer since the leaderboard came
         raise SubmissionError(f"{where}: field '{SUBSET}' disagrees with its 'spectral' score")
     row: dict[str, Any] = {"unit": record["id"], SUBSET: int(in_subset), POSITION: position}
-    for name in METRICS:
+    for name in METRICS[1:]:
         value = record.get(name, 0.0 if name == "spectral" and not in_subset else None)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise SubmissionError(f"{where} ({record['id']}): field {name!r} is {value!r}, not a number")

@@ -16,13 +16,14 @@ apart from the winner is the evidence for one, and the rule texts say so.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..board import Board, Design, Evidence
 from ..errors import ReferenceDataError, SubmissionError
-from . import metrics
+from . import files, metrics
 
 #: The unit column giving each map's place in the scorer's order: means are summed in that order, so the
 #: full data reproduces scores.json to the last bit whatever order the leaderboard stacks the maps in.
@@ -42,8 +43,8 @@ class Phase1Board(Board):
 
     def __init__(self, task: str, lam: float):
         self.task, self.lam = task, float(lam)
-        self.rules = {"score": f"mean over maps of −Σ_p [(μ_p − t_p)²/σ_p² + ln σ_p² + {self.lam:g} (μ_p − t_p)²], "
-                               "floored at −10⁶ (the official Phase 1 score)" + TIE}
+        formula = f"−Σ_p [(μ_p − t_p)²/σ_p² + ln σ_p² + {self.lam:g} (μ_p − t_p)²]"
+        self.rules = {"score": f"mean over maps of {formula}, floored at −10⁶ (the official Phase 1 score)" + TIE}
 
     def metric_names(self) -> list[str]:
         return ["score"]
@@ -73,8 +74,9 @@ class Phase2Board(Board):
     design = Design(strata=(LABEL,))
     higher_is_better = True
     missing_policy = "refuse"
+    needs_reference = True  # the maps' labels
 
-    def __init__(self, task: str, ranking: str, eps: float, labels: np.ndarray | None):
+    def __init__(self, task: str, ranking: str, eps: float, labels: np.ndarray | None = None):
         self.task, self.eps = task, float(eps)
         self.labels = None if labels is None else np.asarray(labels, dtype=int)
         likelihood = ("mean over maps of ln(p_ind or 1 − p_ind, the probability given to the map's true class), "
@@ -89,6 +91,10 @@ class Phase2Board(Board):
     def metric_names(self) -> list[str]:
         return ["log_likelihood", "ood_score"]
 
+    def use_reference(self, reference_dir: Path) -> None:
+        """The maps' labels (1 = OoD) from the reference data's label file."""
+        self.labels = files.read_phase2_labels(Path(reference_dir)).astype(int)
+
     def unit_rows(self, details: dict[str, Any]) -> list[dict[str, Any]]:
         """One row per map: ``unit``, ``position``, ``ood`` (its label, from the reference data), the map's
         log-likelihood (ln ε without p_ind) and the score the TPR ranks (ood_score, else 1 − p_ind)."""
@@ -96,7 +102,7 @@ class Phase2Board(Board):
         _same_setting(details, "eps", self.eps)
         if self.labels is None:
             raise ReferenceDataError(f"{self.task}: the final leaderboard needs every test map's label, which "
-                                     "details.json does not hold: give the task's reference data")
+                                     "details.json does not hold: give the task's reference data (Board.use_reference)")
         if len(instances) != len(self.labels):
             raise ReferenceDataError(f"details.json: field 'instances' holds {len(instances)} maps, the reference "
                                      f"data's labels {len(self.labels)}: scored on other reference data")

@@ -219,14 +219,12 @@ class Phase2Task(Task):
                                "n_instances": len(is_ood)},
                       report_data={"ranked": ranked})
 
-    def final_board(self, config: dict, reference_dir: Path | None = None):
-        """Both Phase 2 rankings over test maps resampled within each class (weak_lensing/leaderboard.py).
-        The maps' labels, which details.json does not hold, are read from ``reference_dir``; without it the
-        board refuses every details.json, saying so."""
+    def final_board(self, config: dict):
+        """Both Phase 2 rankings over test maps resampled within each class (weak_lensing/leaderboard.py);
+        the maps' labels, which details.json does not hold, come from the reference data (use_reference)."""
         from .leaderboard import Phase2Board
 
-        labels = files.read_phase2_labels(Path(reference_dir)) if reference_dir is not None else None
-        return Phase2Board(self.name, config["ranking"], float(config["eps"]), labels)
+        return Phase2Board(self.name, config["ranking"], float(config["eps"]))
 
     def score_guide(self, config: dict) -> list[ScoreGuide]:
         eps = float(config["eps"])
