@@ -57,6 +57,8 @@ def test_phase1_floor_applies_to_a_resampled_mean_and_to_non_finite_maps(project
     worse["instances"][0]["score"] = -1e12
     scores, _ = full_scores(board, PHASE1, {"nan": (details, {}), "low": (worse, {})}, "score")
     assert scores == [-1e6, -1e6]
+    with pytest.raises(SubmissionError, match=r"instances\[0\] has no 'score'"):
+        board.unit_rows({**details, "instances": [{"id": 0, "p_ind": 0.5}]})
 
 
 def test_phase2_both_rankings_on_the_full_data_are_the_scorers(project_data, tmp_path):

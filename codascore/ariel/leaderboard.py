@@ -35,7 +35,7 @@ POSITION = "position"
 
 
 class ArielBoard(Board):
-    """ADC2023's final score and its two parts as alternative rules, from per-planet details."""
+    """ADC2023's final score; as alternative rules its two parts alone and the deterministic posterior score."""
 
     design = Design(strata=(SUBSET,))
     higher_is_better = True
@@ -69,7 +69,8 @@ class ArielBoard(Board):
         weight = (details.get("settings") or {}).get("posterior_weight")
         if weight is not None and float(weight) != self.beta:
             raise ReferenceDataError(f"details.json: field 'settings.posterior_weight' is {weight!r}, the "
-                                     f"leaderboard's task.yaml says {self.beta!r}: scored under another rule")
+                                     f"leaderboard's (its reference data's task.yaml) is {self.beta!r}: scored "
+                                     "under another rule")
         instances = details.get("instances")
         if not isinstance(instances, list) or not instances:
             raise SubmissionError("details.json: field 'instances' holds no planet")

@@ -56,8 +56,9 @@ class Phase1Board(Board):
         _same_setting(details, "lam", self.lam)
         rows = []
         for k, record in enumerate(instances):
-            value = record.get("score", "absent")
-            value = -np.inf if value is None else _number(value, f"instances[{k}].score")
+            if "score" not in record:
+                raise SubmissionError(f"details.json: instances[{k}] has no 'score' (not a Phase 1 map's record)")
+            value = -np.inf if record["score"] is None else _number(record["score"], f"instances[{k}].score")
             rows.append({"unit": str(record.get("id", k)), POSITION: k, "score": value})
         return rows
 
@@ -102,7 +103,7 @@ class Phase2Board(Board):
         _same_setting(details, "eps", self.eps)
         if self.labels is None:
             raise ReferenceDataError(f"{self.task}: the final leaderboard needs every test map's label, which "
-                                     "details.json does not hold: give the task's reference data (Board.use_reference)")
+                                     "details.json does not hold: give the task's reference data")
         if len(instances) != len(self.labels):
             raise ReferenceDataError(f"details.json: field 'instances' holds {len(instances)} maps, the reference "
                                      f"data's labels {len(self.labels)}: scored on other reference data")
@@ -147,8 +148,8 @@ def _same_setting(details: dict, key: str, expected: float) -> None:
     """Refuse a details.json scored with another task.yaml value of ``key`` than the leaderboard's."""
     found = details.get(key)
     if found is not None and float(found) != expected:
-        raise ReferenceDataError(f"details.json: field {key!r} is {found!r}, the leaderboard's task.yaml says "
-                                 f"{expected!r}: scored under another rule")
+        raise ReferenceDataError(f"details.json: field {key!r} is {found!r}, the leaderboard's (its reference "
+                                 f"data's task.yaml) is {expected!r}: scored under another rule")
 
 
 def _submitted(instances: list, field: str) -> np.ndarray | None:
