@@ -103,6 +103,10 @@ def test_phase2_details_are_refused_without_labels_or_from_another_task(project_
         board.unit_rows({**details, "instances": details["instances"][:999]})
     with pytest.raises(ReferenceDataError, match="'eps'"):
         board.unit_rows({**details, "eps": 1e-6})
+    assert details["tpr_low_fpr_from"] == "ood_scores"  # dummy submits both vectors
+    older = [{"id": r["id"], "p_ind": r["p_ind"]} for r in details["instances"]]  # as scored before this version
+    with pytest.raises(SubmissionError, match="'tpr_low_fpr_from'"):  # the TPR ranked vectors it lacks
+        board.unit_rows({**details, "instances": older})
     with pytest.raises(SubmissionError, match="neither p_ind nor ood_score"):
         board.unit_rows({**details, "instances": [{"id": r["id"]} for r in details["instances"]]})
 

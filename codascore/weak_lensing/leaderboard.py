@@ -110,6 +110,9 @@ class Phase2Board(Board):
         p_ind, ood_scores = (_submitted(instances, field) for field in ("p_ind", "ood_score"))
         if p_ind is None and ood_scores is None:
             raise SubmissionError("details.json: field 'instances' holds neither p_ind nor ood_score")
+        if ood_scores is None and details.get("tpr_low_fpr_from") == "ood_scores":  # scored before they were kept
+            raise SubmissionError("details.json: field 'tpr_low_fpr_from' is 'ood_scores', but no map has its "
+                                  "ood_score: rescore the submission with this version")
         if p_ind is None:
             likelihood = np.full(len(instances), np.log(self.eps))
         else:
