@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -73,9 +74,11 @@ class Board(abc.ABC):
     - :meth:`unit_rows`: one team's ``details.json`` -> its per-unit rows;
     - :meth:`scores`: the official formula (or an alternative rule) on an Evidence -> a score per team.
 
-    Optional: :meth:`prepare` (fold across teams what the rule folds once on the full data) and
+    Optional: :meth:`prepare` (fold across teams what the rule folds once on the full data),
     :meth:`check` (refuse, by raising ReferenceDataError naming the team and field, evidence the official
-    rule cannot rank; the default refuses nothing).
+    rule cannot rank; the default refuses nothing) and, with ``needs_reference``, :meth:`use_reference` (read
+    from the task's reference data what the rule needs and details.json must not hold, e.g. weak lensing
+    Phase 2's labels, which the suite's participants could read in their details.json).
     """
 
     design: Design = Design()
@@ -84,6 +87,9 @@ class Board(abc.ABC):
     #: What a team lacking a unit gets: "refuse" (exit 2, naming the team and units), or "worst" (the
     #: official rule's worst value for that unit, counted and shown), or "skip" (left out of its means).
     missing_policy: str = "refuse"
+    #: Whether the leaderboard must hand the task's reference data folder to :meth:`use_reference` before
+    #: :meth:`unit_rows` (and refuse to run without it).
+    needs_reference: bool = False
 
     @abc.abstractmethod
     def unit_rows(self, details: dict[str, Any]) -> list[dict[str, Any]]:
@@ -96,6 +102,10 @@ class Board(abc.ABC):
         """The rule's score of every team (array aligned with ``evidence.teams``), computed only from
         ``evidence`` so that it can be rerun on every replicate. Never NaN: a rule that cannot score a team
         gives its worst value."""
+
+    def use_reference(self, reference_dir: Path) -> None:
+        """Read what the rule needs from the task's reference data folder (ReferenceDataError when it is
+        not there); called once, before :meth:`unit_rows`, when ``needs_reference``. The default reads nothing."""
 
     def prepare(self, evidence: Evidence) -> Evidence:
         """Fold across teams, once on the full evidence, what the official rule folds before scoring."""

@@ -156,7 +156,7 @@ class ArielRetrieval(Task):
         instances = []
         for p, name in enumerate(reference.names):
             record = {"id": name, "posterior": float(posterior[p]), "posterior_exact": float(exact[p].mean()),
-                      "M": int(sub.traces[p].shape[0])}
+                      "M": int(sub.traces[p].shape[0]), "in_spectral_subset": p in spectral}
             record.update({f"posterior_{t}": float(s) for t, s in zip(TARGETS, per_target[p])})
             if p in spectral:
                 record["spectral"] = float(spectral[p])
@@ -165,12 +165,18 @@ class ArielRetrieval(Task):
         if not spectral:
             warnings.append("no spectral-subset planet in the reference: score = posterior score")
         details = {"per_target_posterior": dict(zip(TARGETS, per_target.mean(axis=0).tolist())),
-                   "settings": {k: config[k] for k in ("seed", "spectral_method", "spectral_samples",
-                                                       "argsort_compat", "forward_model")},
+                   "settings": {k: config[k] for k in ("seed", "posterior_weight", "spectral_method",
+                                                       "spectral_samples", "argsort_compat", "forward_model")},
                    "spectral_ground_truth": "frozen" if reference.frozen is not None else "computed"}
         # The report draws the quartile spectra of both sides for each spectral planet (by position).
         return Result(scores=scores, instances=instances, warnings=warnings, details=details,
                       report_data={"spectral_quartiles": quartiles})
+
+    def final_board(self, config: dict):
+        """ADC2023's final score over planets, the spectral subset resampled within itself (ariel/leaderboard.py)."""
+        from .leaderboard import ArielBoard
+
+        return ArielBoard(self.name, float(config["posterior_weight"]))
 
     def score_guide(self, config: dict) -> list[ScoreGuide]:
         beta = float(config["posterior_weight"])

@@ -88,6 +88,12 @@ class Phase1Task(Task):
         return Result(scores=scores, instances=instances, warnings=warnings,
                       details={"lam": lam, "n_instances": len(truth)})
 
+    def final_board(self, config: dict):
+        """The official Phase 1 score over resampled test maps (weak_lensing/leaderboard.py)."""
+        from .leaderboard import Phase1Board
+
+        return Phase1Board(self.name, float(config["lam"]))
+
     def score_guide(self, config: dict) -> list[ScoreGuide]:
         lam = float(config["lam"])
         return [
@@ -200,14 +206,25 @@ class Phase2Task(Task):
             scores = {"score": tpr, "tpr_low_fpr": tpr, "log_likelihood": likelihood}
         else:
             scores = {"score": likelihood, "tpr_low_fpr": tpr, "log_likelihood": likelihood}
-        # Per-instance records hold the submission's own values only: a per-instance log-likelihood
-        # would reveal each map's label.
-        field, values = ("p_ind", p_ind) if p_ind is not None else ("ood_score", ranked)
-        instances = [{"id": i, field: v} for i, v in enumerate(values.tolist())]
+        # Per-map records hold the submission's own values only (a per-map log-likelihood or label would
+        # reveal the truth: the suite shows details.json to participants); both submitted vectors, so that
+        # the final leaderboard recomputes both rankings (weak_lensing/leaderboard.py).
+        instances = [{"id": i} for i in range(len(is_ood))]
+        for field, values in (("p_ind", p_ind), ("ood_score", submission["ood_scores"])):
+            if values is not None:
+                for record, value in zip(instances, values.tolist()):
+                    record[field] = value
         return Result(scores=scores, instances=instances, warnings=warnings,
                       details={"ranking": config["ranking"], "eps": eps, "tpr_low_fpr_from": source,
                                "n_instances": len(is_ood)},
                       report_data={"ranked": ranked})
+
+    def final_board(self, config: dict):
+        """Both Phase 2 rankings over test maps resampled within each class (weak_lensing/leaderboard.py);
+        the maps' labels, which details.json does not hold, come from the reference data (use_reference)."""
+        from .leaderboard import Phase2Board
+
+        return Phase2Board(self.name, config["ranking"], float(config["eps"]))
 
     def score_guide(self, config: dict) -> list[ScoreGuide]:
         eps = float(config["eps"])
