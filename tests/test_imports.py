@@ -19,7 +19,7 @@ from codascore.registry import FAMILIES
 
 PACKAGE = project_root() / "codascore"
 #: The core modules a family may import (seeds: the private seed's derivation, for its generators).
-FAMILY_MAY_IMPORT = {"codascore.task", "codascore.errors", "codascore.validate", "codascore.report",
+FAMILY_MAY_IMPORT = {"codascore.task", "codascore.board", "codascore.errors", "codascore.validate", "codascore.report",
                      "codascore.sandbox", "codascore.seeds", "codascore"}
 
 
