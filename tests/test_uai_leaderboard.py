@@ -16,6 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import uai2022_final as published_data
+from fuzzing import score_case
 from codascore.errors import ReferenceDataError
 from codascore.uai import TASKS
 from codascore.uai.best_known import update_best
@@ -128,6 +129,18 @@ def test_one_team_gets_its_task_score(project_data, name, sample):
     assert score == pytest.approx(result.scores["score"], abs=1e-9)
 
 
+@pytest.mark.parametrize("name", sorted(TASKS))
+def test_the_scoring_programs_files_give_the_board_its_score(project_data, tmp_path, name):
+    """details.json and scores.json as the scoring program writes them (strict JSON: -inf as null)."""
+    task = TASKS[name]
+    sample = project_data / "sample_submissions" / name / "perturbed"
+    files = {path.name: path.read_bytes() for path in sample.iterdir() if path.is_file()}
+    outcome = score_case(project_data / "reference_data" / name, files, tmp_path / "work", draw=False)
+    details = json.loads((tmp_path / "work" / "output" / "details.json").read_text())
+    (score,) = board_scores(task, {"team": details})
+    assert outcome.exit_code == 0 and score == pytest.approx(outcome.scores["score"], abs=1e-9)
+
+
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 @pytest.mark.parametrize("name", ["uai.mpe", "uai.mmap"])
@@ -189,3 +202,16 @@ def test_teams_scored_on_different_reference_data_are_refused(project_data):
     evidence = published_data.stack(board, {"a": [details_of(task, result)], "b": [other]})
     with pytest.raises(ReferenceDataError, match="different reference data"):
         board.check(evidence)
+
+
+def test_a_team_lacking_instances_scores_them_0(project_data):
+    """missing_policy 'worst': an instance missing from a team's details.json counts 0, as an unanswered one."""
+    task = TASKS["uai.mmap"]
+    result = score_folder(task, project_data / "reference_data" / "uai.mmap",
+                          project_data / "sample_submissions" / "uai.mmap" / "perturbed")
+    full = details_of(task, result)
+    kept = full["instances"][::2]
+    scores = board_scores(task, {"full": full, "partial": {**full, "instances": kept}})
+    board = task.final_board(task.load_config({}))
+    assert board.missing_policy == "worst"
+    assert scores[1] == pytest.approx(sum(r["score"] for r in kept) / len(full["instances"]), abs=1e-9)
