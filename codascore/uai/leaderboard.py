@@ -173,10 +173,10 @@ class UAIBoard(Board):
 
 def limit_means(evidence: Evidence) -> dict[str, np.ndarray]:
     """Time limit label -> every team's mean instance score under it (NaN counting 0), in sorted order."""
-    score = np.nan_to_num(_metric(evidence, "score"), nan=0.0)
-    labels = evidence.units["time_limit"].astype(str).to_numpy() if "time_limit" in evidence.units else \
-        np.full(score.shape[1], "")
-    names, codes = np.unique(labels, return_inverse=True)
+    score = _metric(evidence, "score")
+    score = np.where(np.isnan(score), 0.0, score)
+    labels = evidence.units["time_limit"] if "time_limit" in evidence.units else pd.Series([""] * score.shape[1])
+    codes, names = pd.factorize(labels, sort=True)  # hashing: run on every bootstrap replicate
     onehot = np.zeros((score.shape[1], len(names)))
     onehot[np.arange(score.shape[1]), codes] = 1.0
     means = (score @ onehot) / onehot.sum(axis=0)
