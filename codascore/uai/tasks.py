@@ -315,6 +315,12 @@ class UAITask(Task):
 
         run_solver_submission(self, Path(input_dir), Path(output_dir), Path(submission_dir), config)
 
+    def final_board(self, config: dict):
+        """The final leaderboard's formula (uai/leaderboard.py; docs/uai.md#final-leaderboard)."""
+        from .leaderboard import board_for
+
+        return board_for(self.name, self.kind, config)
+
     # ----- the judge's parts: one solver run per instance and time limit (uai/judge_parts.py) -----
     def judge_parts(self, input_dir: Path, config: dict, profile: dict) -> list[JudgePart]:
         return judge_parts.judge_parts(Path(input_dir), config, profile)
@@ -434,6 +440,9 @@ class BestKnownRules(AnswerRules):
         best = max(stored, value)
         grade = _gap_grade(metrics.gap_error(best, value), max(0.0, best - inst.record["trivial_log10"]),
                            float(config["tolerance"]))
+        # The raw values, so that the final leaderboard can re-normalise against the best answer any team
+        # found (docs/uai.md#final-leaderboard); Err and MaxErr already give them away to the answer's owner.
+        grade.fields = {"log10_value": value, "best_log10": stored, "trivial_log10": inst.record["trivial_log10"]}
         if value > stored + float(config["tolerance"]):
             # the answer and its value only: no reference value goes into details.json
             grade.new_best = {"id": inst.id, "log10_value": value, "answer": self.jsonable(answer)}
