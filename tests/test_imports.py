@@ -2,7 +2,7 @@
 module-level or inside a function):
 
 - no import cycle anywhere in ``codascore/``;
-- a family imports only the core modules task, errors, validate, report and sandbox (and, to generate data,
+- a family imports only the core modules task, board, errors, validate, report and sandbox (and, to generate data,
   seeds), and its own modules; its ``cli`` sits on top and may import anything;
 - a family's generation (``generate`` and what only generation imports) never imports its ``tasks``.
 """
@@ -19,7 +19,7 @@ from codascore.registry import FAMILIES
 
 PACKAGE = project_root() / "codascore"
 #: The core modules a family may import (seeds: the private seed's derivation, for its generators).
-FAMILY_MAY_IMPORT = {"codascore.task", "codascore.errors", "codascore.validate", "codascore.report",
+FAMILY_MAY_IMPORT = {"codascore.task", "codascore.board", "codascore.errors", "codascore.validate", "codascore.report",
                      "codascore.sandbox", "codascore.seeds", "codascore"}
 
 
