@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from codascore.board import Evidence
@@ -176,6 +176,37 @@ def test_a_dataset_drawn_twice_counts_twice():
         expected = rank_command_scores(doubled, Path(folder), "median")
     np.testing.assert_allclose(board.scores(replicate, "median"), expected.loc[evidence.teams], rtol=1e-12)
     assert not np.allclose(board.scores(replicate, "median"), board.scores(evidence, "median"))
+
+
+@settings(max_examples=40, deadline=None)
+@given(teams_records(), st.randoms(use_true_random=False))
+def test_a_replicate_ranks_as_the_rank_command_on_the_drawn_table(teams, random):
+    """Datasets drawn with replacement, then runs within each: the board on the replicate (copies relabelled)
+    equals ``srbench rank`` on the table the draw makes, each copy of a dataset under its own name."""
+    board = SyntheticBoard({})
+    evidence = stack(board, {team: details_of(records) for team, records in teams.items()}, SYNTHETIC)
+    names = list(dict.fromkeys(evidence.units["dataset"]))
+    index, labels, drawn = [], [], {team: [] for team in teams}
+    for copy in range(len(names)):
+        name = random.choice(names)
+        members = np.flatnonzero(evidence.units["dataset"] == name)
+        for position, member in enumerate(random.choices(list(members), k=members.size)):
+            index.append(member)
+            labels.append(f"{name}#{copy}")
+            unit = evidence.units["unit"][member]
+            for team, records in teams.items():
+                drawn[team] += [{**r, "dataset": labels[-1], "seed": position} for r in records
+                                if files.run_key(r["dataset"], r["seed"]) == unit]
+    units = evidence.units.iloc[index].reset_index(drop=True).assign(dataset=labels)
+    replicate = evidence.take(np.array(index), units)
+    # a team with no run in any drawn dataset still counts in the board's n_algs; srbench rank would not know it
+    assume(all(drawn.values()))
+    for rule in board.rules:
+        with tempfile.TemporaryDirectory() as folder:
+            expected = rank_command_scores(drawn, Path(folder), aggregate=rule)
+        got = dict(zip(evidence.teams, board.scores(replicate, rule)))
+        for team, score in expected.items():
+            assert math.isclose(got[team], score, rel_tol=1e-12, abs_tol=1e-12)
 
 
 # --------------------------------------------------------------------------- the scorers
