@@ -150,14 +150,16 @@ class SyntheticBoard(Board):
 
     Rules: the task's ``aggregate``/``profile`` first (official; default "median" with profile seed, the
     judging page), then the other of SYNTHETIC_RULES ("mean" with official2022: the 2022 notebook, which made
-    the published table). Missing units (missing_policy "skip"): a failed run is left out of its dataset's
-    aggregate, a dataset without any run scores 0 (seed) or is left out of the team's mean
-    (official2022), as rank_per_dataset does (docs/srbench.md#missing-values).
+    the published table). A failed run (a unit with NaN values) is left out of its dataset's aggregate, as
+    2022 left out a run that did not finish (docs/srbench.md#missing-values). A unit a team's details.json
+    lacks is refused (missing_policy "refuse"): the scorer writes every run of its reference data, a failed
+    one included, so such a team was scored on other reference data. Given such evidence anyway, a dataset
+    without any run scores 0 (seed) or is left out of the team's mean (official2022), as rank_per_dataset.
     """
 
     design = Design(cluster="dataset")
     higher_is_better = True
-    missing_policy = "skip"
+    missing_policy = "refuse"
     task = "srbench.synthetic"
 
     def __init__(self, config: dict):
@@ -216,7 +218,7 @@ class RealworldBoard(Board):
 
     design = Design(cluster="dataset")
     higher_is_better = True
-    missing_policy = "skip"
+    missing_policy = "refuse"  # as the synthetic track: every run is in details.json
     task = "srbench.realworld"
     rules = {"official": "the 2022 rule: the harmonic mean of the ranks of the representative run's R², its "
                          "simplicity and the expert's trust, mean over targets",
