@@ -32,9 +32,9 @@ REALWORLD = "srbench.realworld"
 
 def stack(board, details: dict[str, dict], task: str) -> Evidence:
     """The evidence ``codascore leaderboard`` builds (codascore/board.py): every team's unit rows on the union
-    of the units, NaN where a team has none."""
+    of the units, NaN where a team has none; the units table holds the id and the design's column only."""
     rows = {team: board.unit_rows(d) for team, d in details.items()}
-    table = {r["unit"]: {"unit": r["unit"], "dataset": r["dataset"], "seed": r["seed"]}
+    table = {r["unit"]: {"unit": r["unit"], "dataset": r["dataset"]}
              for team_rows in rows.values() for r in team_rows}
     position = {unit: index for index, unit in enumerate(table)}
     metrics = board.metric_names()

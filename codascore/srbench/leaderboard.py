@@ -46,12 +46,17 @@ TRUST_RATINGS_KEY = "trust_ratings"
 
 # --------------------------------------------------------------------------- shared numpy pieces
 
-def runs_by_cluster(evidence: Evidence, cluster: str, order: str | None = None) -> tuple[np.ndarray, int]:
+def run_seeds(units: pd.DataFrame) -> np.ndarray:
+    """Each unit's data seed, read from its id ``"<dataset>/<seed>"`` (which a replicate keeps)."""
+    return np.array([int(str(unit).rsplit("/", 1)[1]) for unit in units["unit"]])
+
+
+def runs_by_cluster(evidence: Evidence, cluster: str, by_seed: bool = False) -> tuple[np.ndarray, int]:
     """Evidence.values laid out as (teams, clusters, runs, metrics), NaN-padded where a cluster has fewer
     units than the largest; clusters numbered by first appearance in ``evidence.units[cluster]``, units kept
-    in their order within a cluster (or sorted by the ``order`` column). Returns (array, n_clusters)."""
+    in their order within a cluster (or sorted by seed). Returns (array, n_clusters)."""
     codes, labels = pd.factorize(evidence.units[cluster].to_numpy(), sort=False)
-    keys = (codes,) if order is None else (evidence.units[order].to_numpy(), codes)
+    keys = (codes,) if not by_seed else (run_seeds(evidence.units), codes)
     index = np.lexsort(keys)  # stable: by cluster, then by ``order``, then by position
     counts = np.bincount(codes, minlength=len(labels))
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
@@ -255,7 +260,7 @@ class RealworldBoard(Board):
                         evidence.missing, evidence.reference)
 
     def scores(self, evidence: Evidence, rule: str) -> np.ndarray:
-        table, _ = runs_by_cluster(evidence, self.design.cluster, order="seed")
+        table, _ = runs_by_cluster(evidence, self.design.cluster, by_seed=True)
         r2 = table[..., 0]
         finite = np.where(np.isfinite(r2), r2, np.nan)  # metrics.representative skips non-finite R²
         distance = np.abs(finite - nan_median(finite, axis=2)[..., None])
