@@ -440,15 +440,26 @@ def read_details_runs(path: Path) -> list[dict]:
     instance with its id ``"<dataset>/<seed>"`` split into dataset and seed."""
     try:
         data = json.loads(Path(path).read_text())
+    except ValueError as exc:
+        raise ReferenceDataError(f"{path}: not a details.json of an SRBench task ({type(exc).__name__}: "
+                                 f"{exc})") from None
+    return details_runs(data, str(path))
+
+
+def details_runs(data: dict, source: str) -> list[dict]:
+    """The per-run records of a details.json already read (``source`` names it in errors): each instance
+    with its id ``"<dataset>/<seed>"`` split into dataset and seed. ReferenceDataError naming the field when
+    it holds none."""
+    try:
         records = []
         for instance in data.get("instances", []):
             dataset, seed = str(instance["id"]).rsplit("/", 1)
             records.append({**instance, "dataset": dataset, "seed": int(seed)})
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise ReferenceDataError(f"{path}: not a details.json of an SRBench task ({type(exc).__name__}: "
-                                 f"{exc})") from None
+        raise ReferenceDataError(f"{source}: not a details.json of an SRBench task: instances[].id "
+                                 f"({type(exc).__name__}: {exc})") from None
     if not records:
-        raise ReferenceDataError(f"{path}: no per-run instances (is it a details.json of srbench.synthetic?)")
+        raise ReferenceDataError(f"{source}: no per-run instances (is it a details.json of srbench.synthetic?)")
     return records
 
 

@@ -146,6 +146,14 @@ class ModelsTask(Task):
 
         judge_parts.merge_part_outputs(outputs, Path(dest), config)
 
+    def final_board(self, config: dict):
+        """The track's final ranking for ``codascore leaderboard`` (srbench/leaderboard.py): the synthetic
+        and real-world tracks have one (the real world's needs ``trust_ratings`` in config), the
+        qualification none."""
+        from .leaderboard import final_board
+
+        return final_board(self.name, config)
+
     def score_guide(self, config: dict) -> list[ScoreGuide]:
         from .report import GUIDES
 
