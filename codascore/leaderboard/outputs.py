@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..codabench import write_atomic
+from .statistics import team_order
 
 RANKING, PAIRWISE, PAGE = "ranking.csv", "pairwise.csv", "leaderboard.html"
 RANKING_COLUMNS = ["team", "score", "ci_low", "ci_high", "rank", "rank_low", "rank_high", "median_rank", "p_win",
@@ -39,12 +40,6 @@ def csv_text(columns: list[str], rows: list[list]) -> str:
     writer.writerow(columns)
     writer.writerows([[cell(v) for v in row] for row in rows])
     return buffer.getvalue()
-
-
-def team_order(analysis) -> list[int]:
-    """The teams by official rank, then by name."""
-    official = analysis.rankings[analysis.official]
-    return sorted(range(len(analysis.evidence.teams)), key=lambda t: (official.rank[t], analysis.evidence.teams[t]))
 
 
 def ranking_rows(analysis) -> list[list]:

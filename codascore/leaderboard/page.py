@@ -10,8 +10,7 @@ import numpy as np
 from ..report import escape, figure_html, figure_or_note, format_number, render_page, table
 from ..task import Section
 from . import figures
-from .outputs import team_order
-from .statistics import LEVEL
+from .statistics import LEVEL, team_order
 
 GUIDE = [
     ("score", "the official rule's score on every unit of evidence (higher is better: {direction})"),

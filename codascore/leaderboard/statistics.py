@@ -112,6 +112,12 @@ def ranking(full: np.ndarray, drawn: np.ndarray, higher_is_better: bool) -> Rank
         rank_counts=counts, beats=beats, tied_with_winner=tied)
 
 
+def team_order(analysis) -> list[int]:
+    """The teams (indices into Evidence.teams) by official rank, then by name: the order of every output."""
+    official = analysis.rankings[analysis.official]
+    return sorted(range(len(analysis.evidence.teams)), key=lambda t: (official.rank[t], analysis.evidence.teams[t]))
+
+
 def kendall_taus(full_rank: np.ndarray, drawn_ranks: np.ndarray) -> np.ndarray:
     """Kendall's tau-b (scipy.stats.kendalltau) between the full ranking and each replicate's; NaN where
     either ranking is constant (every team tied)."""
