@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from codascore.board import Design
 from codascore.leaderboard import analyse
 from codascore.leaderboard.resample import Resampler
-from codascore.leaderboard.statistics import bootstrap, holm, ranking, wilcoxon_pairs
+from codascore.leaderboard.statistics import bootstrap, holm, ranking, ranks, wilcoxon_pairs
 
 from leaderboard_boards import MeanBoard, MeanOnlyBoard, evidence_of
 
@@ -173,3 +173,11 @@ def test_every_rule_is_rerun_on_every_replicate():
     assert list(analysis.rankings) == ["mean", "median"]
     assert np.allclose(analysis.replicates.full["median"], np.median(values, axis=1))
     assert analysis.replicates.drawn["median"].shape == (40, 3)
+
+
+@given(scores=st.lists(st.lists(st.integers(0, 4), min_size=4, max_size=4), min_size=1, max_size=20),
+       higher=st.booleans())
+def test_ranks_are_rankdatas_min_ranks(scores, higher):
+    scores = np.array(scores, dtype=float)
+    expected = scipy.stats.rankdata(-scores if higher else scores, method="min", axis=1)
+    assert np.array_equal(ranks(scores, higher), expected)

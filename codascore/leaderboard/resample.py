@@ -38,6 +38,8 @@ class Resampler:
 
     def __init__(self, units: pd.DataFrame, design: Design):
         self.units, self.design = units, design
+        # the table's columns as arrays: a replicate's table is built in one go from their fancy-indexed rows
+        self.columns = {column: units[column].to_numpy() for column in units.columns}
         if design.strata:
             groups = units.groupby(list(design.strata), sort=True, dropna=False).indices
             indices = [np.asarray(groups[key]) for key in sorted(groups, key=_sort_key)]
@@ -69,9 +71,9 @@ class Resampler:
             labels.append(np.repeat(copy_labels(names), sizes))
             origins.append(np.repeat(names, sizes))
         index = np.concatenate(parts)
-        table = self.units.iloc[index].reset_index(drop=True)
-        table[self.design.cluster] = np.concatenate(labels)
-        table[f"{self.design.cluster}_origin"] = np.concatenate(origins)
+        table = pd.DataFrame({**{column: values[index] for column, values in self.columns.items()},
+                              self.design.cluster: np.concatenate(labels),
+                              f"{self.design.cluster}_origin": np.concatenate(origins)}, copy=False)
         return index, table
 
 

@@ -58,9 +58,11 @@ def bootstrap(board: Board, evidence: Evidence, replicates: int, seed: int,
 
 
 def ranks(scores: np.ndarray, higher_is_better: bool) -> np.ndarray:
-    """Ranks along the last axis, 1 the best, ties 'min' (scipy.stats.rankdata)."""
+    """Ranks along the last axis, 1 the best, ties 'min': scipy.stats.rankdata(method='min')'s definition,
+    1 + the number of teams with a strictly better score, counted for all replicates at once (scipy 1.11's
+    rankdata with an axis loops in Python over the rows: 1,000 replicates cost it a second)."""
     oriented = -scores if higher_is_better else scores
-    return scipy.stats.rankdata(oriented, method="min", axis=-1).astype(int)
+    return 1 + (oriented[..., None, :] < oriented[..., :, None]).sum(axis=-1)
 
 
 @dataclasses.dataclass
