@@ -11,8 +11,8 @@ from ..report import new_figure
 #: A team name in a figure: at most this many characters.
 NAME_CHARS = 22
 WIDTH = 7.6
-#: Inches per character of an 8-point label (a generous average) and per team row.
-CHAR_INCHES, ROW_INCHES = 0.068, 0.28
+#: Inches per team row; the points of a name's label.
+ROW_INCHES, LABEL_POINTS = 0.28, 8
 
 
 def label(name: str) -> str:
@@ -20,9 +20,19 @@ def label(name: str) -> str:
     return short.replace("$", r"\$")
 
 
-def name_margin(names: list[str]) -> float:
-    """Inches that the longest shortened name needs beside an axis."""
-    return 0.35 + CHAR_INCHES * max([len(label(n)) for n in names] + [4])
+def text_inches(texts: list[str], points: float = LABEL_POINTS) -> float:
+    """The width of the widest text in inches, measured on its glyphs (matplotlib's TextPath, in points):
+    a row of W is three times as wide as a row of i."""
+    from matplotlib.font_manager import FontProperties
+    from matplotlib.textpath import TextPath
+
+    font = FontProperties(size=points)
+    return max([TextPath((0, 0), text, prop=font).get_extents().width / 72 for text in texts if text] + [0.0])
+
+
+def name_margin(names: list[str], suffix: str = "") -> float:
+    """Inches that the widest shortened name (with suffix) needs beside an axis, tick and padding included."""
+    return 0.3 + text_inches([label(n) + suffix for n in names])
 
 
 def team_axes(names: list[str], extra_bottom: float = 0.0, width: float = WIDTH):
@@ -113,7 +123,7 @@ def rule_lines(names: list[str], rules: list[str], rank_table: np.ndarray):
     """The ranking under each rule side by side (one column per rule), a line joining each team's ranks;
     names at the left in the first rule's order and at the right in the last's."""
     k, m = len(names), len(rules)
-    margin = name_margin(names) + 0.3  # the rank in brackets after the name
+    margin = name_margin(names, f" ({k})")  # the rank in brackets after the name
     height = 1.2 + ROW_INCHES * k
     fig, ax = new_figure(WIDTH, height, left=margin / WIDTH, right=1 - margin / WIDTH, bottom=0.7 / height,
                          top=1 - 0.3 / height)

@@ -59,14 +59,17 @@ def summary_html(analysis) -> str:
 
 
 def ranking_table(analysis) -> str:
+    """One row per team in rank order; the missing units' column only when a team lacks some."""
     r, ev = analysis.rankings[analysis.official], analysis.evidence
+    missing = [[len(ev.missing.get(ev.teams[t], []))] if ev.missing else [] for t in team_order(analysis)]
     rows = [(ev.teams[t], format_number(float(r.score[t]), 4),
              f"[{format_number(float(r.ci_low[t]), 3)}, {format_number(float(r.ci_high[t]), 3)}]",
              int(r.rank[t]), f"[{r.rank_low[t]}, {r.rank_high[t]}]", f"{r.median_rank[t]:g}", f"{r.p_win[t]:.3f}",
-             f"{r.p_top3[t]:.3f}", "yes" if r.tied_with_winner[t] else "", len(ev.missing.get(ev.teams[t], [])))
-            for t in team_order(analysis)]
+             f"{r.p_top3[t]:.3f}", "yes" if r.tied_with_winner[t] else "", *extra)
+            for t, extra in zip(team_order(analysis), missing)]
     return table(rows, ("team", "score", f"{LEVEL:.0%} interval", "rank", "rank interval", "median rank", "P(win)",
-                        "P(top 3)", "tied with winner", "missing units"))
+                        "P(top 3)", "tied with winner", *(["missing units"] if ev.missing else [])),
+                 text_columns=(0,))  # the names may break anywhere, the numbers never
 
 
 def rules_table(analysis) -> str:
@@ -76,8 +79,8 @@ def rules_table(analysis) -> str:
                             for rule in rules)) for t in team_order(analysis)]
     described = "".join(f"<li><code>{escape(rule)}</code>: {escape(analysis.board.rules.get(rule, ''))}</li>"
                         for rule in rules)
-    return (f"<ul>{described}</ul>" + table(rows, ("team", *rules),
-                                            caption="rank under each rule (P(win) under it)"))
+    return (f"<ul>{described}</ul><p class='note'>Each team's rank under each rule, and in brackets its P(win) "
+            f"under that rule.</p>" + table(rows, ("team", *rules), text_columns=(0,)))
 
 
 def better_matrix(analysis, order: list[int]) -> np.ndarray:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import warnings
 from typing import Callable
 
 import numpy as np
@@ -157,7 +158,9 @@ def wilcoxon_pairs(values: np.ndarray) -> Pairwise:
         both = np.isfinite(values[i]) & np.isfinite(values[j])
         used[n] = both.sum()
         if np.any(values[i][both] != values[j][both]):
-            result = scipy.stats.wilcoxon(values[i][both], values[j][both])
+            with warnings.catch_warnings():  # a few units: scipy warns that its normal approximation is rough
+                warnings.simplefilter("ignore", UserWarning)
+                result = scipy.stats.wilcoxon(values[i][both], values[j][both])
             statistic[n], p[n] = result.statistic, result.pvalue
     return Pairwise(pairs, statistic, p, holm(p), used)
 
