@@ -181,3 +181,31 @@ def test_ranks_are_rankdatas_min_ranks(scores, higher):
     scores = np.array(scores, dtype=float)
     expected = scipy.stats.rankdata(-scores if higher else scores, method="min", axis=1)
     assert np.array_equal(ranks(scores, higher), expected)
+
+
+@settings(max_examples=20, deadline=None)
+@given(layout=st.lists(st.lists(st.integers(1, 4), min_size=1, max_size=4), min_size=1, max_size=3),
+       seed=st.integers(0, 2**16))
+def test_strata_and_clusters_together_keep_each_stratums_clusters_and_units(layout, seed):
+    """layout[s][c]: the units of cluster c of stratum s; a cluster's name is shared across strata."""
+    rows = [{"unit": f"s{s}/c{c}/{u}", "stratum": f"s{s}", "dataset": f"c{c}"}
+            for s, sizes in enumerate(layout) for c, size in enumerate(sizes) for u in range(size)]
+    units = pd.DataFrame(rows)
+    resampler = Resampler(units, Design(strata=("stratum",), cluster="dataset"))
+    index, table = resampler.draw(np.random.default_rng(seed))
+    assert list(table.columns) == ["unit", "stratum", "dataset", "dataset_origin"]
+    assert (table["stratum"].to_numpy() == units["stratum"].to_numpy()[index]).all()
+    for s, sizes in enumerate(layout):
+        mine = table[table["stratum"] == f"s{s}"]
+        assert mine["dataset"].nunique() == len(sizes)
+        assert sorted(mine.groupby("dataset").size()) == sorted(
+            sizes[int(o[1:])] for o in mine.drop_duplicates("dataset")["dataset_origin"])
+
+
+def test_a_board_giving_nan_is_a_bug_named_by_its_rule():
+    class Broken(MeanOnlyBoard):
+        def scores(self, evidence, rule):
+            return np.full(len(evidence.teams), np.nan)
+
+    with pytest.raises(RuntimeError, match="rule 'mean'"):
+        analyse(Broken(), evidence_of(np.ones((2, 3))), 5)

@@ -42,7 +42,7 @@ def bootstrap(board: Board, evidence: Evidence, replicates: int, seed: int,
     """Board.scores for every rule on the full evidence and on ``replicates`` paired bootstrap replicates
     of the board's design, drawn by ``numpy.random.default_rng(seed)``."""
     rules = rules_of(board)
-    full = {rule: np.asarray(board.scores(evidence, rule), dtype=float) for rule in rules}
+    full = {rule: scores_of(board, evidence, rule) for rule in rules}
     drawn = {rule: np.empty((replicates, len(evidence.teams))) for rule in rules}
     rng = np.random.default_rng(seed)
     resampler = Resampler(evidence.units, board.design)
@@ -51,11 +51,20 @@ def bootstrap(board: Board, evidence: Evidence, replicates: int, seed: int,
         index, units = resampler.draw(rng)
         replicate = evidence.take(index, units)
         for rule in rules:
-            drawn[rule][r] = board.scores(replicate, rule)
+            drawn[rule][r] = scores_of(board, replicate, rule)
         if progress and (time.monotonic() - last > 2 or r + 1 == replicates):
             last = time.monotonic()
             progress(f"replicates {r + 1}/{replicates} ({last - started:.1f} s)")
     return Replicates(full, drawn, seed, replicates)
+
+
+def scores_of(board: Board, evidence: Evidence, rule: str) -> np.ndarray:
+    """Board.scores, held to its contract: one score per team, never NaN (a NaN would rank first)."""
+    scores = np.asarray(board.scores(evidence, rule), dtype=float)
+    if scores.shape != (len(evidence.teams),) or np.isnan(scores).any():
+        raise RuntimeError(f"{evidence.task}: the board's rule {rule!r} gave {scores.shape} scores with NaN at "
+                           f"{np.flatnonzero(np.isnan(scores)).tolist()[:5]} for {len(evidence.teams)} teams")
+    return scores
 
 
 def ranks(scores: np.ndarray, higher_is_better: bool) -> np.ndarray:
