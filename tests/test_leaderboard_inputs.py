@@ -146,8 +146,9 @@ def test_a_unit_given_twice_or_described_differently_is_refused(tmp_path, board,
     assert "unit 'i1'" in err and "alice" in err and "carol" in err and "family" in err
 
 
-def judgement(tmp_path, teams: dict[str, tuple[float, str, str]]):
-    """A judgement's output folder: results.csv, judge.sqlite and each scored team's run folder."""
+def judgement(tmp_path, teams: dict[str, tuple[float, str, str]], groups: dict | None = None):
+    """A judgement's output folder: results.csv, judge.sqlite and each scored row's run folder; a team
+    has one row per group (groups: group -> its units; default one pipeline row with every unit)."""
     from codascore.judge.store import SCHEMA
 
     out = tmp_path / "judgement"
@@ -158,19 +159,34 @@ def judgement(tmp_path, teams: dict[str, tuple[float, str, str]]):
         writer = csv.DictWriter(handle, ["team", "task", "group", "state", "outcome", "exit_code", "score",
                                          "wall_seconds", "run_folder", "messages"])
         writer.writeheader()
-        for name, (offset, state, digest) in teams.items():
-            run_dir = f"runs/{name}/{TASK}/pipeline"
+        for key, (offset, state, digest) in teams.items():
+            name, group = key.split("/") if "/" in key else (key, "")
+            run_dir = f"runs/{name}/{TASK}/{group or 'pipeline'}"
             if state == "done":
                 path = out / run_dir / "scoring" / "output" / "details.json"
                 path.parent.mkdir(parents=True)
-                path.write_text(json.dumps(details(rows(offset))))
-            writer.writerow({"team": name, "task": TASK, "state": state, "run_folder": run_dir,
+                path.write_text(json.dumps(details(rows(offset, (groups or {}).get(group, UNITS)))))
+            writer.writerow({"team": name, "task": TASK, "group": group, "state": state, "run_folder": run_dir,
                              "outcome": "scored" if state == "done" else "timed out"})
             db.execute("INSERT INTO units (team, task, unit, kind, state, submission_sha256, reference_sha256, "
-                       "run_dir) VALUES (?, ?, 'pipeline', 'pipeline', ?, 'x', ?, ?)", (name, TASK, state, digest, run_dir))
+                       "run_dir, part_group) VALUES (?, ?, ?, 'score', ?, 'x', ?, ?, ?)",
+                       (name, TASK, group or "pipeline", state, digest, run_dir, group))
     db.commit()
     db.close()
     return out
+
+
+def test_a_team_scored_in_groups_has_the_units_of_every_group_and_lacks_those_of_a_failed_one(tmp_path, board,
+                                                                                              capsys):
+    groups = {"20": UNITS[:2], "60": UNITS[2:]}
+    out = judgement(tmp_path, {"alice/20": (0.2, "done", "d"), "alice/60": (0.2, "done", "d"),
+                               "bob/20": (0.0, "done", "d"), "bob/60": (0.0, "failed", "d")}, groups)
+    err = refused(capsys, out, "--out", tmp_path / "board")
+    assert "team bob lacks 3" in err and "i3" in err
+    board.missing_policy = "skip"
+    assert run(out, "--replicates", 20, "--out", tmp_path / "board") == 0
+    assert {row["team"]: row["missing_units"] for row in read_csv(tmp_path / "board" / "ranking.csv")} == \
+        {"alice": "0", "bob": "3"}
 
 
 def test_a_judgements_output_folder_ranks_its_scored_teams_and_shows_the_others(tmp_path, board):

@@ -146,7 +146,9 @@ def one_reference(teams: list[TeamFiles]) -> None:
 
 def judgement_teams(out: Path, task: str | None) -> tuple[list[TeamFiles], dict[str, str]]:
     """The teams of a judgement's output folder: the rows of results.csv (of ``task``, or of its only
-    task) that were scored, each team's run folders' details.json; the others left out with their state."""
+    task) that were scored, each team's run folders' details.json. A team none of whose rows was scored is
+    left out with its state; one with some groups unscored keeps the others (its missing units then count
+    as the board's missing_policy says)."""
     rows = read_results(out)
     tasks = sorted({row["task"] for row in rows if row.get("task")})
     if task is None:
@@ -155,24 +157,24 @@ def judgement_teams(out: Path, task: str | None) -> tuple[list[TeamFiles], dict[
         task = tasks[0] if tasks else None
     digests = store_references(out, task)
     files: dict[str, list[tuple[Path, dict]]] = {}
-    left_out: dict[str, str] = {}
+    unscored: dict[str, str] = {}
     for row in rows:
         if row.get("task") != task:
             continue
         team = row.get("team", "")
         if row.get("state") != "done" or row.get("outcome") != "scored":
-            left_out[team] = f"{row.get('state')}: {row.get('outcome') or row.get('messages') or ''}".strip(": ")
+            unscored.setdefault(team, f"{row.get('state')}: {row.get('outcome') or row.get('messages') or ''}".strip(": "))
             continue
         path = out / row.get("run_folder", "") / SCORING_DETAILS
         if not path.is_file():
             raise ReferenceDataError(f"{out / JUDGE_RESULTS}: team {team}'s run folder (field 'run_folder') "
                                      f"holds no {SCORING_DETAILS}")
         files.setdefault(team, []).append((path, read_details(path)))
-    teams = [TeamFiles(name, found) for name, found in files.items() if name not in left_out]
+    teams = [TeamFiles(name, found) for name, found in files.items()]
     for team in teams:
         # the store's digest (of the one reference folder the judge ran with), else the files' own
         team.reference = digests.get(team.name) or details_reference(team)
-    return teams, left_out
+    return teams, {name: why for name, why in unscored.items() if name not in files}
 
 
 def read_results(out: Path) -> list[dict]:
