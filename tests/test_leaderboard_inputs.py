@@ -96,7 +96,7 @@ def test_a_details_json_of_another_task_is_refused_naming_file_and_field(tmp_pat
     assert not (tmp_path / "out").exists()
 
 
-def test_teams_scored_on_different_reference_data_are_refused(tmp_path, board, capsys):
+def test_teams_scored_on_different_reference_data_are_refused(tmp_path, board, capsys, project_data):
     inputs = [team(tmp_path, "alice", 0.1, reference="aa" * 32), team(tmp_path, "bob", 0.0, reference="bb" * 32),
               team(tmp_path, "carol", 0.0)]
     err = refused(capsys, *inputs, "--out", tmp_path / "out")
@@ -104,15 +104,9 @@ def test_teams_scored_on_different_reference_data_are_refused(tmp_path, board, c
     same = [team(tmp_path / "same", name, 0.0, reference="aa" * 32) for name in ("alice", "bob")]
     assert run(*same, "--replicates", 10, "--out", tmp_path / "same_out") == 0
     reference = tmp_path / "reference"
-    shutil.copytree(get_task_reference(), reference)
+    shutil.copytree(project_data / "reference_data" / TASK, reference)
     err = refused(capsys, *same, "--reference", reference, "--out", tmp_path / "out")
     assert "other reference data" in err and "alice" in err
-
-
-def get_task_reference():
-    from codascore.competition import project_root
-
-    return project_root() / "reference_data" / TASK
 
 
 def test_missing_units_are_refused_or_counted_as_the_board_says(tmp_path, board, capsys):
@@ -203,12 +197,12 @@ def test_a_judgement_on_two_reference_data_is_refused(tmp_path, board, capsys):
     assert "reference_sha256" in err and "alice" in err and "bob" in err
 
 
-def test_the_scorer_records_the_reference_datas_digest(tmp_path):
+def test_the_scorer_records_the_reference_datas_digest(tmp_path, project_data):
     from codascore.codabench import score_main
 
-    reference = get_task_reference()
+    reference = project_data / "reference_data" / TASK
     shutil.copytree(reference, tmp_path / "input" / "ref")
-    shutil.copytree(reference.parents[1] / "sample_submissions" / TASK / "exact", tmp_path / "input" / "res")
+    shutil.copytree(project_data / "sample_submissions" / TASK / "exact", tmp_path / "input" / "res")
     assert score_main([str(tmp_path / "input"), str(tmp_path / "output")]) == 0
     written = json.loads((tmp_path / "output" / "details.json").read_text())["reference_sha256"]
     assert written == folder_sha256(reference) == folder_sha256(tmp_path / "input" / "ref")
