@@ -63,8 +63,8 @@ def ranking_table(analysis) -> str:
     r, ev = analysis.rankings[analysis.official], analysis.evidence
     missing = [[len(ev.missing.get(ev.teams[t], []))] if ev.missing else [] for t in team_order(analysis)]
     rows = [(ev.teams[t], format_number(float(r.score[t]), 4),
-             f"[{format_number(float(r.ci_low[t]), 3)}, {format_number(float(r.ci_high[t]), 3)}]",
-             int(r.rank[t]), f"[{r.rank_low[t]}, {r.rank_high[t]}]", f"{r.median_rank[t]:g}", f"{r.p_win[t]:.3f}",
+             f"[{format_number(float(r.ci_low[t]), 3)},\u00a0{format_number(float(r.ci_high[t]), 3)}]",  # unbroken
+             int(r.rank[t]), f"[{r.rank_low[t]},\u00a0{r.rank_high[t]}]", f"{r.median_rank[t]:g}", f"{r.p_win[t]:.3f}",
              f"{r.p_top3[t]:.3f}", "yes" if r.tied_with_winner[t] else "", *extra)
             for t, extra in zip(team_order(analysis), missing)]
     return table(rows, ("team", "score", f"{LEVEL:.0%} interval", "rank", "rank interval", "median rank", "P(win)",
