@@ -208,3 +208,36 @@ def test_the_scorer_records_the_reference_datas_digest(tmp_path, project_data):
     assert written == folder_sha256(reference) == folder_sha256(tmp_path / "input" / "ref")
     (tmp_path / "input" / "ref" / "task.yaml").write_text((reference / "task.yaml").read_text() + "\n")
     assert folder_sha256(tmp_path / "input" / "ref") != written
+
+
+def test_set_values_reach_the_board_over_the_tasks_parameters(tmp_path, monkeypatch):
+    seen = {}
+
+    def final_board(config):
+        seen.update(config)
+        return MeanBoard()
+
+    monkeypatch.setattr(get_task(TASK), "final_board", final_board)
+    inputs = [team(tmp_path, "alice", 0.1), team(tmp_path, "bob", 0.0)]
+    assert run(*inputs, "--set", "trust_ratings=ratings.csv", "--set", "tolerance=0.5", "--replicates", 5,
+               "--out", tmp_path / "out") == 0
+    assert seen["trust_ratings"] == "ratings.csv" and seen["tolerance"] == 0.5
+    assert set(get_task(TASK).defaults) <= set(seen)
+
+
+def test_a_board_that_reads_the_reference_data_is_given_it_or_refused(tmp_path, monkeypatch, capsys, project_data):
+    read = []
+
+    class ReadsTruth(MeanBoard):
+        needs_reference = True
+
+        def use_reference(self, reference_dir):
+            read.append(reference_dir)
+
+    monkeypatch.setattr(get_task(TASK), "final_board", lambda config: ReadsTruth())
+    inputs = [team(tmp_path, "alice", 0.1), team(tmp_path, "bob", 0.0)]
+    err = refused(capsys, *inputs, "--out", tmp_path / "out")
+    assert "--reference" in err and read == []
+    reference = project_data / "reference_data" / TASK
+    assert run(*inputs, "--reference", reference, "--replicates", 5, "--out", tmp_path / "out") == 0
+    assert read == [reference]

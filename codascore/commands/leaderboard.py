@@ -33,6 +33,9 @@ class Leaderboard(Command):
         parser.add_argument("--reference", metavar="DIR", type=existing_path,
                             help="the task's reference data: its task.yaml's parameters, and its digest checked "
                                  "against the teams' (default: the task's default parameters)")
+        parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
+                            help="a value of the board's configuration (a YAML value) over the task's "
+                                 "parameters; repeatable, e.g. --set trust_ratings=ratings.csv")
         parser.add_argument("--replicates", type=int, default=1000, help="bootstrap replicates (default 1000)")
         parser.add_argument("--seed", type=int, default=0, help="the bootstrap's seed (default 0)")
         parser.add_argument("--out", default="leaderboard", help="the output folder (default: leaderboard)")
@@ -43,11 +46,13 @@ class Leaderboard(Command):
         if args.seed < 0:
             raise UsageError("--seed must be 0 or more")
         from ..leaderboard import leaderboard
+        from .reference import parameters
 
         say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
         analysis, paths = leaderboard([Path(p) for p in args.inputs], Path(args.out), names=args.names,
                                       task=args.task, replicates=args.replicates, seed=args.seed,
-                                      reference=Path(args.reference) if args.reference else None, progress=say)
+                                      reference=Path(args.reference) if args.reference else None,
+                                      settings=parameters(args.settings), progress=say)
         official = analysis.rankings[analysis.official]
         winners = [team for team, rank in zip(analysis.evidence.teams, official.rank) if rank == 1]
         tied = [team for team, flag in zip(analysis.evidence.teams, official.tied_with_winner) if flag]

@@ -64,17 +64,24 @@ def analyse(board: Board, evidence: Evidence, replicates: int = 1000, seed: int 
 
 def leaderboard(inputs: list[Path], out: Path, names: list[str] | None = None, task: str | None = None,
                 replicates: int = 1000, seed: int = 0, reference: Path | None = None,
+                settings: dict | None = None,
                 progress: Callable[[str], None] | None = None) -> tuple[Analysis, list[Path]]:
     """Read the INPUTs, analyse them and write OUT/ranking.csv, OUT/pairwise.csv, OUT/leaderboard.html.
-    reference: the task's reference data folder (its task.yaml's parameters; its digest must be the
-    teams'); without it the task's default parameters are used."""
+    reference: the task's reference data folder (its task.yaml's parameters, its digest must be the
+    teams', and a board with ``needs_reference`` reads it); without it the task's default parameters are
+    used. settings: values set over the task's parameters for its board (e.g. SRBench's trust_ratings)."""
     from .outputs import write_outputs
 
     found = read_inputs(inputs, names, task)
     task_obj, config = task_config(found, reference)
-    board = task_obj.final_board(config)
+    board = task_obj.final_board({**config, **(settings or {})})
     if board is None:
         raise ReferenceDataError(f"task {task_obj.name} has no final leaderboard (Task.final_board gives none)")
+    if getattr(board, "needs_reference", False):  # a rule's truth that details.json does not hold
+        if reference is None:
+            raise ReferenceDataError(f"task {task_obj.name}'s official rule reads the task's reference data: "
+                                     "give its folder with --reference DIR")
+        board.use_reference(Path(reference))
     evidence = stack(board, found)
     analysis = analyse(board, evidence, replicates, seed, task_obj.title or task_obj.name, progress)
     analysis.left_out = found.left_out
