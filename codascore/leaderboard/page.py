@@ -30,6 +30,11 @@ GUIDE = [
 ]
 
 
+#: The ranking table's names keep a readable width while the numbers beside them stay unbroken (the
+#: reports' CSS lets a text column shrink to a letter).
+STYLE = "<style>.ranking td.text{min-width:9em}</style>"
+
+
 def guide_block(analysis) -> str:
     direction = "yes" if analysis.board.higher_is_better else "no, lower is better"
     rows = "".join(f"<tr><td>{escape(term)}</td><td>{escape(text.format(direction=direction, metric=analysis.evidence.metrics[0]))}</td></tr>"
@@ -139,7 +144,8 @@ def warnings_of(analysis) -> list[str]:
 
 def render(analysis) -> str:
     """The whole page (every string from outside escaped by render_page and the table helper)."""
-    sections = [Section("Final ranking", summary_html(analysis) + guide_block(analysis) + ranking_table(analysis)),
+    sections = [Section("Final ranking", summary_html(analysis) + guide_block(analysis) + STYLE +
+                        f"<div class='ranking'>{ranking_table(analysis)}</div>"),
                 *figure_sections(analysis)]
     return render_page(f"Final leaderboard: {analysis.title}", analysis.evidence.task, {}, warnings_of(analysis),
                        sections)
