@@ -77,7 +77,8 @@ def main_epilog() -> str:
             f"  codascore reference [TASK ...]  make the demo's reference data and sample submissions\n"
             f"  codascore bundle [NAME ...]     build the competition bundles into dist/\n"
             f"  codascore check BUNDLE          check a bundle before uploading it\n"
-            f"  codascore judge TASK SUBMISSIONS --out OUT  judge every team again on a Dask cluster\n\n"
+            f"  codascore judge TASK SUBMISSIONS --out OUT  judge every team again on a Dask cluster\n"
+            f"  codascore leaderboard JUDGEMENT --out DIR  the final ranking, with how sure each rank is\n\n"
             f"{task_names_text()}\n"
             f"'codascore VERB --help' explains a verb; --debug shows an error's traceback.")
 

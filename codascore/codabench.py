@@ -29,6 +29,7 @@ from typing import Any
 
 from . import __version__
 from .competition import read_task_config
+from .digests import folder_sha256
 from .errors import ReferenceDataError, SubmissionError
 from .outcomes import ExitCode
 from .report import render_page
@@ -192,12 +193,24 @@ def score_main(argv: list[str]) -> int:
     warnings += result.warnings + score_warnings
     for warning in warnings:
         log(f"WARNING: {warning}")
-    _write_details(output_dir, task, scores, warnings, result, omitted, clipped)
+    _write_details(output_dir, task, scores, warnings, result, omitted, clipped, reference_sha256(input_dir / "ref"))
     _write_page(output_dir, task, scores, warnings, result, reference, submission, config)
     write_atomic(output_dir / "scores.json", _json(scores))
     log(f"scored in {time.perf_counter() - started:.2f} s: " +
         ", ".join(f"{k}={v:.6g}" for k, v in scores.items()))
     return EXIT_OK
+
+
+def reference_sha256(ref_dir: Path) -> str:
+    """The digest of the reference data a submission is scored on (digests.folder_sha256 of ref/, every
+    file: what the judge records for a unit), written in details.json so that ``codascore leaderboard``
+    refuses teams scored on different reference data; "" when ref/ cannot be read (it never fails a scored
+    submission). Reading a few MB of reference data costs milliseconds."""
+    try:
+        return folder_sha256(ref_dir)
+    except OSError as exc:
+        log(f"WARNING: the reference data's digest could not be computed ({exc}); details.json holds none")
+        return ""
 
 
 def _fail_submission(task: Task, exc: SubmissionError, warnings: list[str], output_dir: Path) -> int:
@@ -219,9 +232,10 @@ def _fail_submission(task: Task, exc: SubmissionError, warnings: list[str], outp
 
 
 def _write_details(output_dir: Path, task: Task, scores: dict, warnings: list[str], result: Result,
-                   omitted: list[str], clipped: dict[str, float]) -> None:
+                   omitted: list[str], clipped: dict[str, float], reference: str = "") -> None:
     # clipped_scores holds each clipped key's true value (a string when it is infinite: strict JSON).
     details = {"task": task.name, "status": "scored", "codascore_version": __version__,
+               "reference_sha256": reference,
                "scores": scores, "omitted_scores": omitted,
                "clipped_scores": {k: v if math.isfinite(v) else repr(v) for k, v in clipped.items()},
                "warnings": warnings,

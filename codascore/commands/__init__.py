@@ -8,6 +8,7 @@ from .base import Command, Group, Parser
 from .bundles import Bundle, Check
 from .demo import Demo
 from .judge import Judge
+from .leaderboard import Leaderboard
 from .pack import Pack
 from .programs import Ingest, Score
 from .reference import BuildReference, Reference
@@ -16,6 +17,6 @@ from .validate import Validate
 
 #: The core verbs, in the order the help lists them.
 COMMANDS: tuple[type[Command], ...] = (Score, Ingest, Run, Validate, Pack, Reference, BuildReference, Demo,
-                                       Bundle, Check, Judge)
+                                       Bundle, Check, Judge, Leaderboard)
 
 __all__ = ["COMMANDS", "Command", "Group", "Parser"]

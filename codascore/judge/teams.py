@@ -5,16 +5,16 @@ whether a submission or the reference data changed since a unit was judged."""
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import re
 import zipfile
 from pathlib import Path
+
+from ..digests import file_sha256, folder_sha256
 
 #: Entries of the submissions folder that are nobody's submission (a file manager's or an editor's).
 IGNORED_NAMES = {".DS_Store", "Thumbs.db", "__MACOSX"}
 #: A team name, as it becomes a folder name below runs/: letters, digits and ``_ . - @ +``, not hidden.
 TEAM_NAME = re.compile(r"[A-Za-z0-9_@+-][A-Za-z0-9_.@+-]{0,199}")
-_CHUNK = 1 << 20
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,25 +85,3 @@ def submission_sha256(path: Path) -> str:
     return folder_sha256(path) if path.is_dir() else file_sha256(path)
 
 
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(_CHUNK):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def folder_sha256(folder: Path) -> str:
-    """The sha256 of a folder's sorted relative paths and contents (a link's target text, not what it
-    points to), so that a renamed, added, removed or edited file changes it and nothing else does."""
-    digest = hashlib.sha256()
-    folder = Path(folder)
-    for path in sorted(folder.rglob("*"), key=lambda p: p.relative_to(folder).as_posix()):
-        relative = path.relative_to(folder).as_posix().encode()
-        if path.is_symlink():
-            digest.update(b"L" + relative + b"\0" + str(path.readlink()).encode() + b"\0")
-        elif path.is_file():
-            digest.update(b"F" + relative + b"\0" + bytes.fromhex(file_sha256(path)))
-        elif path.is_dir():
-            digest.update(b"D" + relative + b"\0")
-    return digest.hexdigest()
