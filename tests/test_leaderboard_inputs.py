@@ -183,6 +183,17 @@ def test_a_team_scored_in_groups_has_the_units_of_every_group_and_lacks_those_of
         {"alice": "0", "bob": "3"}
 
 
+def test_each_details_of_a_judgement_carries_its_rows_group(tmp_path):
+    """A group's scoring (one UAI time limit) does not know its group; the board reads it from the row."""
+    from codascore.leaderboard.inputs import read_inputs
+
+    groups = {"20s": UNITS, "1200s": UNITS}
+    out = judgement(tmp_path, {"alice/20s": (0.2, "done", "d"), "alice/1200s": (0.1, "done", "d"),
+                               "bob/20s": (0.0, "done", "d")}, groups)
+    seen = {team.name: sorted(details["group"] for _, details in team.files) for team in read_inputs([out]).teams}
+    assert seen == {"alice": ["1200s", "20s"], "bob": ["20s"]}
+
+
 def test_a_judgements_output_folder_ranks_its_scored_teams_and_shows_the_others(tmp_path, board):
     out = judgement(tmp_path, {"alice": (0.2, "done", "d1"), "bob": (0.0, "done", "d1"),
                                "carol": (0.0, "failed", "d1")})

@@ -169,7 +169,11 @@ def judgement_teams(out: Path, task: str | None) -> tuple[list[TeamFiles], dict[
         if not path.is_file():
             raise ReferenceDataError(f"{out / JUDGE_RESULTS}: team {team}'s run folder (field 'run_folder') "
                                      f"holds no {SCORING_DETAILS}")
-        files.setdefault(team, []).append((path, read_details(path)))
+        details = read_details(path)
+        if row.get("group"):
+            # the scoring of one group (a UAI time limit) does not know its group: the judge's row does
+            details = {**details, "group": row["group"]}
+        files.setdefault(team, []).append((path, details))
     teams = [TeamFiles(name, found) for name, found in files.items()]
     for team in teams:
         # the store's digest (of the one reference folder the judge ran with), else the files' own
