@@ -114,6 +114,11 @@ class Board(abc.ABC):
     def check(self, evidence: Evidence) -> None:
         """Raise ReferenceDataError when the official rule cannot rank this evidence."""
 
+    def rules_for(self, evidence: Evidence) -> list[str]:
+        """The rules this evidence can rank by, the official one first (default: every rule). A board
+        drops an alternative whose units no team has (a time limit no team was scored under)."""
+        return list(self.rules)
+
     def metric_names(self) -> list[str]:
         """The metrics :meth:`unit_rows` gives, in the order of ``Evidence.values``' last axis (default: as
         read from the rows)."""

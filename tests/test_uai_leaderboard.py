@@ -90,6 +90,13 @@ def test_the_official_rule_orders_the_rows_as_the_final_table_does():
         assert ranked == list(rows["solver"]), kind
 
 
+def test_a_time_limit_rule_is_offered_only_where_some_team_was_scored_under_it():
+    board, (evidence,) = evidence_2022("MPE")
+    assert board.rules_for(evidence) == list(board.rules)
+    one_limit = evidence.take(np.flatnonzero(evidence.units["time_limit"] == "1200s"))
+    assert board.rules_for(one_limit) == ["official", "1200s", "draft_1_2_3"]
+
+
 def test_the_table_folded_best_answers_across_time_limits():
     """Folding within each time limit alone moves cells away from the published ones (no MPE or MMAP
     instance lacks a 100 under some limit; dozens of (instance, limit) pairs have none under theirs)."""

@@ -55,8 +55,8 @@ def analyse(board: Board, evidence: Evidence, replicates: int = 1000, seed: int 
     board.check(evidence)
     drawn = bootstrap(board, evidence, replicates, seed, progress)
     rankings = {rule: ranking(drawn.full[rule], drawn.drawn[rule], board.higher_is_better)
-                for rule in rules_of(board)}
-    official = rules_of(board)[0]
+                for rule in drawn.full}
+    official = next(iter(drawn.full))
     taus = kendall_taus(rankings[official].rank, ranks(drawn.drawn[official], board.higher_is_better))
     return Analysis(title or evidence.task, board, evidence, drawn, rankings,
                     wilcoxon_pairs(evidence.values[:, :, 0]), taus)

@@ -32,16 +32,16 @@ class Replicates:
     count: int
 
 
-def rules_of(board: Board) -> list[str]:
-    """The board's rules, the official one first ("score" when the board names none)."""
-    return list(board.rules) or ["score"]
+def rules_of(board: Board, evidence: Evidence) -> list[str]:
+    """The rules the board ranks this evidence by, the official one first ("score" when it names none)."""
+    return board.rules_for(evidence) or ["score"]
 
 
 def bootstrap(board: Board, evidence: Evidence, replicates: int, seed: int,
               progress: Callable[[str], None] | None = None) -> Replicates:
     """Board.scores for every rule on the full evidence and on ``replicates`` paired bootstrap replicates
     of the board's design, drawn by ``numpy.random.default_rng(seed)``."""
-    rules = rules_of(board)
+    rules = rules_of(board, evidence)
     full = {rule: scores_of(board, evidence, rule) for rule in rules}
     drawn = {rule: np.empty((replicates, len(evidence.teams))) for rule in rules}
     rng = np.random.default_rng(seed)

@@ -158,6 +158,11 @@ class UAIBoard(Board):
         values[:, :, index["best_log10"]] = np.where(np.isfinite(best), best, np.nan)[None, :]
         return dataclasses.replace(evidence, values=values)
 
+    def rules_for(self, evidence: Evidence) -> list[str]:
+        """Every rule but the time limits no team was scored under (they would rank every team first)."""
+        present = set(evidence.units["time_limit"]) if "time_limit" in evidence.units else set()
+        return [rule for rule in self.rules if rule not in OFFICIAL_LIMITS or rule in present]
+
     def scores(self, evidence: Evidence, rule: str) -> np.ndarray:
         """The rule's score of every team; a unit without a score (a missing answer) counts 0."""
         limits = limit_means(evidence)
