@@ -28,8 +28,9 @@ from .registry import GENERATION_MODULES, get_task
 from .zips import folder_entries, zip_bytes
 
 LIBRARY_DIR = Path(codascore.__file__).resolve().parent
-#: Packages of the library that no step runs: the organisers' judge (it needs Dask, which the image lacks).
-ORGANISER_PACKAGES = ("judge/",)
+#: Packages of the library that no step runs: the organisers' judge (it needs Dask, which the image lacks)
+#: and the client of a Codabench site.
+ORGANISER_PACKAGES = ("judge/", "platform/")
 
 
 def library_entries() -> list[tuple[str, Path]]:

@@ -9,6 +9,7 @@ from .bundles import Bundle, Check
 from .demo import Demo
 from .judge import Judge
 from .pack import Pack
+from .platform import Fetch, Rerun, SiteLeaderboard, Upload
 from .programs import Ingest, Score
 from .reference import BuildReference, Reference
 from .run import Run
@@ -16,6 +17,6 @@ from .validate import Validate
 
 #: The core verbs, in the order the help lists them.
 COMMANDS: tuple[type[Command], ...] = (Score, Ingest, Run, Validate, Pack, Reference, BuildReference, Demo,
-                                       Bundle, Check, Judge)
+                                       Bundle, Check, Judge, Upload, Fetch, SiteLeaderboard, Rerun)
 
 __all__ = ["COMMANDS", "Command", "Group", "Parser"]
