@@ -76,6 +76,7 @@ class PhaseFetch:
         self.say(f"{counter} {team} #{submission['id']} {status}{flag}")
         folder.mkdir(parents=True, exist_ok=True)
         write_json_atomic(folder / "submission.json", {k: v for k, v in record.items() if k != "files"})
+        self.save()
         for name, url, reason in self.file_addresses(submission, phase):
             if url is None:
                 record["missing"][name] = reason

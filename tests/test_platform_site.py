@@ -1,0 +1,243 @@
+"""codascore's client of a Codabench site (codascore upload, fetch, leaderboard) against the real site of
+tests/codabench_site.py (marker codabench, make test-codabench):
+
+- every zip of ``make bundle`` and the platform's own test bundles uploaded with ``codascore upload``, each
+  competition read back from the API as its YAML says; a refused bundle shows the platform's own text;
+- participants' submissions scored the way the compute worker reports them (tests/test_codabench_site.py's
+  ``scored_phase``: real codascore scoring runs), then ``codascore fetch`` gets every file byte-identical to
+  what the platform serves, and ``codascore leaderboard --site`` gives those scores, exact for the
+  organiser and rounded for a participant;
+- a fetch cut by a dropped connection, then resumed: only what was missing is downloaded;
+- the faults: a wrong token, a stopped server, a truncated download (a proxy cutting the storage's answers).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import http.server
+import json
+import re
+import threading
+import urllib.request
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from codabench_fixture import SITE_SCRIPT, codabench_site, start_site  # noqa: F401  (the fixture)
+from codabench_fixture import http as site_request
+from test_codabench_site import (BUNDLE_NAMES, SAMPLES, TASK, expected_view, made_bundles,  # noqa: F401
+                                 platform_bundle, platform_bundle_names, scored_phase, scored_runs, stored_view,
+                                 yaml_of, zip_sample)
+
+from codascore import cli
+from codascore.platform import _http
+
+pytestmark = pytest.mark.codabench
+
+
+def run_cli(capsys, monkeypatch, token: str | None, *argv: str) -> tuple[int, str, str]:
+    """codascore ARGV in this process with $CODABENCH_TOKEN set to token: exit code, stdout, stderr."""
+    if token is None:
+        monkeypatch.delenv("CODABENCH_TOKEN", raising=False)
+    else:
+        monkeypatch.setenv("CODABENCH_TOKEN", token)
+    capsys.readouterr()
+    code = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def upload_with_codascore(site, bundle: Path, capsys, monkeypatch, *options: str) -> tuple[int, str, str]:
+    return run_cli(capsys, monkeypatch, site.organiser.token, "upload", str(bundle), "--site", site.url, *options)
+
+
+# --------------------------------------------------------------------------- upload
+
+def check_uploaded(site, bundle: Path, capsys, monkeypatch) -> None:
+    code, out, err = upload_with_codascore(site, bundle, capsys, monkeypatch)
+    assert code == 0, err
+    found = re.fullmatch(r"competition (\d+): (\S+)\n", out)
+    assert found and found.group(2) == f"{site.url}/competitions/{found.group(1)}/"
+    assert "unpacking: Finished" in err and f"{bundle.stat().st_size}/{bundle.stat().st_size} bytes" in err
+    assert stored_view(site, int(found.group(1))) == expected_view(yaml_of(bundle))
+
+
+@pytest.mark.parametrize("name", platform_bundle_names())
+def test_codascore_uploads_the_platforms_own_bundles(codabench_site, tmp_path, capsys, monkeypatch, name):
+    check_uploaded(codabench_site, platform_bundle(name, tmp_path), capsys, monkeypatch)
+
+
+@pytest.mark.parametrize("name", BUNDLE_NAMES)
+def test_codascore_uploads_every_bundle_of_make_bundle(codabench_site, made_bundles, capsys, monkeypatch, name):
+    check_uploaded(codabench_site, made_bundles / f"{name}.zip", capsys, monkeypatch)
+
+
+def test_a_refused_bundle_shows_the_platforms_own_text(codabench_site, tmp_path, capsys, monkeypatch):
+    bundle = tmp_path / "no_version.zip"
+    with zipfile.ZipFile(bundle, "w") as archive:
+        archive.writestr("competition.yaml", "title: t\nimage: logo.png\n")
+    code, out, err = upload_with_codascore(codabench_site, bundle, capsys, monkeypatch, "--force")
+    assert code == 1 and out == ""
+    assert "the site refused the bundle: HTML pages could not be found in the yaml file" in err
+
+
+# --------------------------------------------------------------------------- fetch and leaderboard
+
+def platform_files(site, submission_id: int) -> dict[str, bytes]:
+    """The bytes the platform serves for a submission, under the names fetch gives them."""
+    details = site.api("GET", f"submissions/{submission_id}/get_details/", token=site.organiser.token)
+    files = {name: site_request("GET", details[key]).body for key, name in (
+        ("data_file", "submission.zip"), ("prediction_result", "prediction_result.zip"),
+        ("scoring_result", "scoring_result.zip")) if details.get(key)}
+    files |= {f"logs/{log['name']}.txt": site_request("GET", log["data_file"]).body for log in details["logs"]}
+    return files
+
+
+def fetch(site, out: Path, phase_id: int, capsys, monkeypatch, token=None) -> tuple[int, str, str]:
+    return run_cli(capsys, monkeypatch, token or site.organiser.token, "fetch", "--site", site.url,
+                   "--phase", str(phase_id), str(out))
+
+
+def test_fetch_gets_every_submission_byte_identical(codabench_site, scored_phase, scored_runs, project_data,
+                                                    tmp_path, capsys, monkeypatch):
+    site, (_, phase_id, submissions) = codabench_site, scored_phase
+    code, out, err = fetch(site, tmp_path / "final", phase_id, capsys, monkeypatch)
+    assert code == 0, err
+    manifest = json.loads((tmp_path / "final" / "manifest.json").read_text())
+    for sample, submission in submissions.items():
+        record = manifest["submissions"][str(submission["id"])]
+        folder = tmp_path / "final" / record["folder"]
+        served = platform_files(site, submission["id"])
+        assert set(served) <= set(record["files"])
+        for name, data in served.items():
+            assert (folder / name).read_bytes() == data, name
+            assert record["files"][name] == {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        uploaded = zip_sample(project_data / "sample_submissions" / TASK / sample, tmp_path / f"{sample}.zip")
+        assert (folder / "submission.zip").read_bytes() == uploaded.read_bytes()
+        run_output = scored_runs[sample] / "scoring" / "output"
+        for name in ("scores.json", "details.json"):
+            assert (folder / name).read_bytes() == (run_output / name).read_bytes()
+        assert record["scores"] == {s["column_key"]: s["score"] for s in submission["scores"]}
+        assert (record["status"], record["late"]) == ("Finished", False)
+        team = tmp_path / "final" / "teams" / f"{record['team']}.zip"
+        assert team.read_bytes() == uploaded.read_bytes()
+    assert not list((tmp_path / "final").rglob("*.part"))
+
+
+def test_the_leaderboard_gives_the_reported_scores(codabench_site, scored_phase, tmp_path, capsys, monkeypatch):
+    site, (_, phase_id, submissions) = codabench_site, scored_phase
+    reported = {s["owner"]: {x["column_key"]: x["score"] for x in s["scores"]} for s in submissions.values()}
+    board = site.api("GET", f"phases/{phase_id}/get_leaderboard/")
+    column = next(c for c in board["tasks"][0]["columns"] if c["key"] == "score")
+    name = f"{board['tasks'][0]['name']}({board['tasks'][0]['id']})-{column['title']}"
+    for token, values in ((site.organiser.token, "exact"), (site.participants[0].token, "rounded")):
+        out = tmp_path / f"{values}.csv"
+        code, _, err = run_cli(capsys, monkeypatch, token, "leaderboard", "--site", site.url, "--phase",
+                               str(phase_id), "--out", str(out))
+        assert code == 0 and f"{values} values" in err, err
+        rows = list(csv.DictReader(out.open()))
+        assert {row["owner"] for row in rows} == set(reported) and {row["values"] for row in rows} == {values}
+        for row in rows:
+            exact = reported[row["owner"]]["score"]
+            shown = exact if values == "exact" else str(round(float(exact), column["precision"]))
+            assert row[name] == shown
+
+
+def test_a_cut_fetch_resumes_with_only_what_is_missing(codabench_site, scored_phase, tmp_path, capsys,
+                                                       monkeypatch):
+    site, (_, phase_id, _) = codabench_site, scored_phase
+    out = tmp_path / "cut"
+    downloads, original = [], _http.Http.download
+
+    def counted(self, url, dest, doing, progress=None):
+        downloads.append(Path(dest).relative_to(out).as_posix())
+        return original(self, url, dest, doing, progress)
+
+    monkeypatch.setattr(_http.Http, "download", counted)
+    real_chunk, cut = _http.read_chunk, {"after": 4}
+
+    def dropped(response, url, doing):
+        if len(downloads) > cut["after"]:  # the fifth file's connection drops, at every attempt
+            raise _http.platform_error(ConnectionResetError("dropped"), url, doing)
+        return real_chunk(response, url, doing)
+
+    monkeypatch.setattr(_http, "read_chunk", dropped)
+    code, _, err = fetch(site, out, phase_id, capsys, monkeypatch)
+    assert code == 2 and "connection was cut" in err.strip().splitlines()[-1]
+    kept = json.loads((out / "manifest.json").read_text())
+    recorded = [f"{r['folder']}/{name}" for r in kept["submissions"].values() for name, f in r["files"].items()
+                if "from" not in f]
+    assert len(recorded) == 4 and not list(out.rglob("*.part"))
+    cut["after"], first = 10 ** 9, len(downloads)
+    code, _, err = fetch(site, out, phase_id, capsys, monkeypatch)
+    assert code == 0, err
+    again = downloads[first:]
+    assert not set(again) & set(recorded)
+    manifest = json.loads((out / "manifest.json").read_text())
+    every = [f"{r['folder']}/{name}" for r in manifest["submissions"].values() for name, f in r["files"].items()
+             if "from" not in f]
+    assert sorted(again + recorded) == sorted(every)
+    for path in every:
+        record = manifest["submissions"][path.split("/")[2]]["files"][path.split("/", 3)[3]]
+        assert hashlib.sha256((out / path).read_bytes()).hexdigest() == record["sha256"]
+
+
+# --------------------------------------------------------------------------- faults
+
+def test_a_wrong_token_is_one_line_and_exit_1(codabench_site, tmp_path, capsys, monkeypatch):
+    code, _, err = fetch(codabench_site, tmp_path / "x", 1, capsys, monkeypatch, token="0" * 40)
+    assert code == 1 and err.count("\n") == 1 and "Invalid token" in err
+    assert not (tmp_path / "x").exists()
+
+
+def test_a_stopped_server_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch):
+    import subprocess
+    import sys
+
+    state = start_site(tmp_path / "site")
+    subprocess.run([sys.executable, str(SITE_SCRIPT), "stop", "--dir", str(tmp_path / "site")], check=True)
+    code, _, err = run_cli(capsys, monkeypatch, state["organiser"]["token"], "fetch", "--site", state["url"],
+                           "--phase", "1", str(tmp_path / "x"))
+    assert code == 2 and err.count("\n") == 1 and "nothing answers" in err
+
+
+class CuttingProxy(http.server.BaseHTTPRequestHandler):
+    """An HTTP proxy that passes the site's API through and cuts every answer of the storage (the presigned
+    addresses: a path under a bucket) after half its bytes."""
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(
+                urllib.request.Request(self.path, headers={k: v for k, v in self.headers.items()
+                                                           if k.lower() not in ("host", "proxy-connection")})) as got:
+            body, headers = got.read(), got.headers
+        storage = "X-Amz-Signature" in self.path
+        self.send_response(200)
+        for key, value in headers.items():
+            if key.lower() not in ("content-length", "transfer-encoding", "connection"):
+                self.send_header(key, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body[:len(body) // 2] if storage else body)
+        self.close_connection = True
+
+
+def test_a_truncated_download_is_one_line_exit_2_and_leaves_nothing(codabench_site, scored_phase, tmp_path,
+                                                                    capsys, monkeypatch):
+    proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), CuttingProxy)
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    try:
+        monkeypatch.setenv("http_proxy", f"http://127.0.0.1:{proxy.server_address[1]}")
+        monkeypatch.delenv("no_proxy", raising=False)
+        code, _, err = fetch(codabench_site, tmp_path / "t", scored_phase[1], capsys, monkeypatch)
+    finally:
+        proxy.shutdown()
+        proxy.server_close()
+    assert code == 2 and "the transfer stopped after" in err.strip().splitlines()[-1]
+    manifest = json.loads((tmp_path / "t" / "manifest.json").read_text())
+    assert all(not record["files"] for record in manifest["submissions"].values())
+    assert not [p for p in (tmp_path / "t").rglob("*.zip")]
