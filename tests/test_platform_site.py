@@ -14,6 +14,7 @@ tests/codabench_site.py (marker codabench, make test-codabench):
 from __future__ import annotations
 
 import csv
+import datetime as dt
 import hashlib
 import http.server
 import json
@@ -32,6 +33,7 @@ from test_codabench_site import (BUNDLE_NAMES, SAMPLES, TASK, expected_view, mad
                                  yaml_of, zip_sample)
 
 from codascore import cli
+from codascore.judge.teams import read_teams
 from codascore.platform import _http
 
 pytestmark = pytest.mark.codabench
@@ -120,10 +122,32 @@ def test_fetch_gets_every_submission_byte_identical(codabench_site, scored_phase
         for name in ("scores.json", "details.json"):
             assert (folder / name).read_bytes() == (run_output / name).read_bytes()
         assert record["scores"] == {s["column_key"]: s["score"] for s in submission["scores"]}
-        assert (record["status"], record["late"]) == ("Finished", False)
+        end = site.api("GET", f"phases/{phase_id}/", token=site.organiser.token)["end"]
+        late = end is not None and when(submission["created_when"]) > when(end)
+        assert (record["status"], record["late"]) == ("Finished", late)
         team = tmp_path / "final" / "teams" / f"{record['team']}.zip"
         assert team.read_bytes() == uploaded.read_bytes()
+        judged = {t.name: t for t in read_teams(tmp_path / "final" / "teams")[0]}[record["team"]]
+        assert bool(judged.flags) == late  # the judge flags what the platform accepted after the end
     assert not list((tmp_path / "final").rglob("*.part"))
+
+
+
+def test_fetch_of_a_competition_fetches_each_phase(codabench_site, scored_phase, tmp_path, capsys, monkeypatch):
+    site, (competition_id, phase_id, submissions) = codabench_site, scored_phase
+    code, out, err = run_cli(capsys, monkeypatch, site.organiser.token, "fetch", "--site", site.url,
+                             "--competition", str(competition_id), str(tmp_path / "all"))
+    assert code == 0, err
+    phases = [p["id"] for p in site.competition(competition_id)["phases"]]
+    assert sorted(p.name for p in (tmp_path / "all").iterdir()) == sorted(f"phase-{i}" for i in phases)
+    for phase in phases:
+        manifest = json.loads((tmp_path / "all" / f"phase-{phase}" / "manifest.json").read_text())
+        assert manifest["phase"]["id"] == phase
+        ids = {int(i) for i in manifest["submissions"]}
+        assert ids >= {s["id"] for s in submissions.values()} if phase == phase_id else ids == set()
+
+def when(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
 
 
 def test_the_leaderboard_gives_the_reported_scores(codabench_site, scored_phase, tmp_path, capsys, monkeypatch):
@@ -192,12 +216,14 @@ def test_a_wrong_token_is_one_line_and_exit_1(codabench_site, tmp_path, capsys, 
     assert not (tmp_path / "x").exists()
 
 
-def test_a_stopped_server_is_one_line_and_exit_2(tmp_path, capsys, monkeypatch):
+def test_a_stopped_server_is_one_line_and_exit_2(codabench_site, tmp_path, capsys, monkeypatch):
+    """A second site of its own (below build/, where PostgreSQL's user may write), started then stopped."""
     import subprocess
     import sys
 
-    state = start_site(tmp_path / "site")
-    subprocess.run([sys.executable, str(SITE_SCRIPT), "stop", "--dir", str(tmp_path / "site")], check=True)
+    root = Path(codabench_site.root).parent / f"{Path(codabench_site.root).name}-stopped"
+    state = start_site(root)
+    subprocess.run([sys.executable, str(SITE_SCRIPT), "stop", "--dir", str(root)], check=True)
     code, _, err = run_cli(capsys, monkeypatch, state["organiser"]["token"], "fetch", "--site", state["url"],
                            "--phase", "1", str(tmp_path / "x"))
     assert code == 2 and err.count("\n") == 1 and "nothing answers" in err
@@ -215,7 +241,7 @@ class CuttingProxy(http.server.BaseHTTPRequestHandler):
                 urllib.request.Request(self.path, headers={k: v for k, v in self.headers.items()
                                                            if k.lower() not in ("host", "proxy-connection")})) as got:
             body, headers = got.read(), got.headers
-        storage = "X-Amz-Signature" in self.path
+        storage = "Signature=" in self.path  # a presigned address (SigV2 or SigV4), not the API
         self.send_response(200)
         for key, value in headers.items():
             if key.lower() not in ("content-length", "transfer-encoding", "connection"):
@@ -241,3 +267,40 @@ def test_a_truncated_download_is_one_line_exit_2_and_leaves_nothing(codabench_si
     manifest = json.loads((tmp_path / "t" / "manifest.json").read_text())
     assert all(not record["files"] for record in manifest["submissions"].values())
     assert not [p for p in (tmp_path / "t").rglob("*.zip")]
+
+
+# --------------------------------------------------------------------------- rerun (last: it adds submissions)
+
+def test_a_rerun_is_waited_for_until_the_worker_finishes_it(codabench_site, scored_phase, scored_runs):
+    from codascore.platform import Site
+
+    site, (_, _, submissions) = codabench_site, scored_phase
+    client = Site(site.url, site.organiser.token)
+    old = submissions["calibrated"]["id"]
+    new = client.rerun(submission_ids=(old,))
+    assert len(new) == 1 and new[0] > old
+    run = scored_runs["calibrated"]
+    worker = threading.Thread(target=site.run_as_worker, args=(new[0], run / "prediction" / "output",
+                                                               run / "scoring" / "output"))
+    said: list[str] = []
+    worker.start()
+    try:
+        states = client.wait(new, said.append, timeout=300, poll=0.5)
+    finally:
+        worker.join()
+    assert states == {new[0]: "Finished"} and said[-1] == f"submission {new[0]}: Finished"
+
+
+def test_a_rerun_is_refused_to_a_participant_and_counted_for_the_organiser(codabench_site, scored_phase, capsys,
+                                                                          monkeypatch):
+    site, (_, phase_id, submissions) = codabench_site, scored_phase
+    target = str(submissions["dummy"]["id"])
+    code, out, err = run_cli(capsys, monkeypatch, site.participants[1].token, "rerun", "--site", site.url,
+                             "--submission", target)
+    assert code == 1 and out == "" and "You do not have permission to re-run submissions" in err
+    code, out, err = run_cli(capsys, monkeypatch, site.organiser.token, "rerun", "--site", site.url, "--phase",
+                             str(phase_id), "--wait", "0")
+    top = [s for s in site.api("GET", f"submissions/?phase={phase_id}", token=site.organiser.token)
+           if s["parent"] is None]
+    assert code == 0, err
+    assert len(out.splitlines()) == len(top) // 2 and all(line.split("\t")[1] for line in out.splitlines())

@@ -63,9 +63,9 @@ class Http:
         return request
 
     def json(self, method: str, path: str, doing: str, payload: dict | None = None,
-             params: dict | None = None) -> Any:
-        """The JSON answer of an API request (payload sent as JSON). A GET is repeated after a fault of the
-        site; anything else is sent once."""
+             params: dict | None = None, timeout: float | None = None) -> Any:
+        """The JSON answer of an API request (payload sent as JSON), within timeout seconds (default: the
+        site's). A GET is repeated after a fault of the site; anything else is sent once."""
         url = self.url(path, params)
         body = None if payload is None else json.dumps(payload).encode()
         headers = {"Accept": "application/json"}
@@ -73,7 +73,7 @@ class Http:
             headers["Content-Type"] = "application/json"
 
         def attempt():
-            with self.open(self.request(url, method, body, headers), doing) as response:
+            with self.open(self.request(url, method, body, headers), doing, timeout) as response:
                 raw = read_all(response, url, doing)
                 return parse_json(raw, response.headers.get("Content-Type", ""), url, doing)
 
@@ -89,10 +89,10 @@ class Http:
                     raise
                 time.sleep(self.backoff * 2 ** number)
 
-    def open(self, request: urllib.request.Request, doing: str):
+    def open(self, request: urllib.request.Request, doing: str, timeout: float | None = None):
         """The response to request, or the PlatformError its failure is."""
         try:
-            return self.opener.open(request, timeout=self.timeout)
+            return self.opener.open(request, timeout=timeout or self.timeout)
         except BaseException as exc:
             fault = platform_error(exc, request.full_url, doing)
             if fault is None:

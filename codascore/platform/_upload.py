@@ -23,6 +23,9 @@ from ._http import Http, Progress
 POLL_SECONDS = 2.0
 #: Seconds to wait for the unpacking before giving up (the site keeps unpacking: look at its page).
 UNPACK_TIMEOUT = 1800.0
+#: Seconds to wait for the answer of ``completed``: a site whose Celery runs eagerly (Codabench's own test
+#: settings) unpacks the bundle inside that request, minutes for a large one.
+COMPLETED_TIMEOUT = 900.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -46,7 +49,8 @@ def upload_bundle(http: Http, bundle: Path, progress: Progress | None = None,
         "type": "competition_bundle", "request_sassy_file_name": bundle.name, "file_name": bundle.name,
         "file_size": size})
     http.put_file(dataset["sassy_url"], bundle, doing, progress)
-    completed = http.json("PUT", f"api/datasets/completed/{dataset['key']}/", doing)
+    completed = http.json("PUT", f"api/datasets/completed/{dataset['key']}/", doing,
+                          timeout=max(http.timeout, COMPLETED_TIMEOUT))
     return wait_for_unpacking(http, completed["status_id"], doing, status, poll, timeout)
 
 
