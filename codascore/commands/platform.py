@@ -68,9 +68,14 @@ def connect(args, signed_in: bool = True):
 
 
 def covering_findings(details: str, findings) -> list:
-    """The checker's findings that say what the platform's text says. The unpacker's text is "Unpacking the
-    bundle failed. Here is the error log: <the error>": a finding quoting that error covers it; failing
+    """The checker's findings that say what the platform's text says: those with the stable rule id of the
+    platform's refusal, where the checker has them; else by their texts. The unpacker's text is "Unpacking
+    the bundle failed. Here is the error log: <the error>": a finding quoting that error covers it; failing
     that, a finding quoting the platform's text (or quoted by it), folded, 25 characters at least."""
+    by_id = findings_of_refusal(details, findings)
+    if by_id:
+        return by_id
+
     def fold(text: str) -> str:
         return " ".join(re.sub(r"[^a-z0-9 ]", " ", str(text).lower()).split())
 
@@ -84,9 +89,21 @@ def covering_findings(details: str, findings) -> list:
     for finding in findings:
         message = fold(finding.message)
         quoted = [fold(q) for q in re.findall(r'"([^"]{25,})"', finding.message)]
-        if said and (said[:60] in message or any(q in said for q in quoted) or (len(message) >= 25 and message in said)):
+        quotes_it = said[:60] in message or any(q in said for q in quoted)
+        if said and (quotes_it or (len(message) >= 25 and message in said)):
             found.append(finding)
     return found
+
+
+def findings_of_refusal(details: str, findings) -> list:
+    """The findings whose stable rule id is the platform refusal's that details holds, where the checker
+    gives its findings such ids (codascore.checker.refusals); [] otherwise."""
+    try:
+        from ..checker.refusals import refusal_of
+    except ImportError:  # a checker without refusal ids: the texts are compared instead
+        return []
+    refusal = refusal_of(details)
+    return [f for f in findings if refusal and getattr(f, "rule_id", None) == refusal]
 
 
 class Upload(Command):
