@@ -304,3 +304,26 @@ def test_a_rerun_is_refused_to_a_participant_and_counted_for_the_organiser(codab
            if s["parent"] is None]
     assert code == 0, err
     assert len(out.splitlines()) == len(top) // 2 and all(line.split("\t")[1] for line in out.splitlines())
+
+
+def test_the_judge_scores_what_fetch_got_as_the_platform_did(codabench_site, scored_phase, project_data, tmp_path,
+                                                             capsys, monkeypatch):
+    """fetch, then judge: the judge's scores are those the platform holds, and a late submission is
+    flagged in its listing and its results."""
+    from codascore.judge import judge
+
+    site, (_, phase_id, submissions) = codabench_site, scored_phase
+    assert fetch(site, tmp_path / "final", phase_id, capsys, monkeypatch)[0] == 0
+    manifest = json.loads((tmp_path / "final" / "manifest.json").read_text())
+    said: list[str] = []
+    summary = judge(tmp_path / "final" / "teams", TASK, tmp_path / "judgement", root=project_data, workers=1,
+                    progress=said.append)
+    assert summary.finished
+    rows = {row["team"]: row for row in csv.DictReader(summary.results.open())}
+    for submission in submissions.values():
+        team = manifest["submissions"][str(submission["id"])]["team"]
+        for score in submission["scores"]:
+            assert float(rows[team][score["column_key"]]) == pytest.approx(float(score["score"]), abs=1e-9)
+        late = manifest["teams"][team]["late"]
+        assert ("after the phase's end" in rows[team]["messages"]) == late
+        assert any(line.startswith(f"flagged {team}:") for line in said) == late

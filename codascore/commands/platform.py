@@ -23,20 +23,25 @@ def say(message: str) -> None:
 
 class ProgressLine:
     """Bytes done of a transfer on one line of the standard error: redrawn in place on a terminal, else a
-    line at every tenth."""
+    line at every tenth. keep_last: leave the 100% line (an upload); else it is erased (a fetch says each
+    file's size when it lands)."""
 
-    def __init__(self, label: str):
-        self.label, self.shown = label, -1
+    def __init__(self, label: str, keep_last: bool = False):
+        self.label, self.keep_last, self.shown = label, keep_last, -1
         self.tty = sys.stderr.isatty()
 
     def __call__(self, done: int, total: int | None) -> None:
+        last = bool(total) and done >= total
         if total:
             tenth = done * 10 // total
             text = f"{self.label}: {done}/{total} bytes ({done * 100 // total}%)"
         else:
             tenth, text = done >> 24, f"{self.label}: {done} bytes"
-        if self.tty:
-            print("\r" + text, end="\n" if total and done >= total else "", file=sys.stderr, flush=True)
+        if last and not self.keep_last:
+            if self.tty:
+                print("\r\033[K", end="", file=sys.stderr, flush=True)
+        elif self.tty:
+            print("\r" + text, end="\n" if last else "", file=sys.stderr, flush=True)
         elif tenth != self.shown:
             say(text)
         self.shown = tenth
@@ -138,7 +143,7 @@ class Upload(Command):
                 say("not uploaded: Codabench refuses a bundle with these errors (--force uploads it anyway)")
                 return ExitCode.INVALID
         try:
-            uploaded = site.upload(bundle, ProgressLine(f"uploading {bundle.name}"),
+            uploaded = site.upload(bundle, ProgressLine(f"uploading {bundle.name}", keep_last=True),
                                    lambda state: say(f"unpacking: {state}"))
         except BundleRefusedError as exc:
             say(f"error: {exc}")

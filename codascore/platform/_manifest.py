@@ -11,7 +11,6 @@ import datetime as dt
 import json
 import os
 import re
-import tempfile
 from pathlib import Path
 
 from ..judge.teams import file_sha256
@@ -40,18 +39,18 @@ def load_manifest(out: Path) -> dict | None:
 
 
 def write_json_atomic(path: Path, data) -> None:
-    """Write data as JSON to path through a temporary file in the same folder, then os.replace."""
+    """Write data as JSON to path through a temporary name in the same folder (this process's: open()
+    gives it the usual permissions), then os.replace."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    handle = tempfile.NamedTemporaryFile("w", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp",
-                                         delete=False)
+    part = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
-        with handle:
+        with open(part, "w") as handle:
             json.dump(data, handle, indent=1, sort_keys=True)
             handle.write("\n")
-        os.replace(handle.name, path)
+        os.replace(part, path)
     except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
+        part.unlink(missing_ok=True)
         raise
 
 
