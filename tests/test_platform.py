@@ -290,3 +290,23 @@ def test_an_atomic_csv_is_whole_or_absent(tmp_path):
     write_csv_atomic(path, ["a", "b"], [{"a": 1}, {"a": 2, "b": 3}])
     assert list(csv.reader(path.open())) == [["a", "b"], ["1", ""], ["2", "3"]]
     assert [p.name for p in tmp_path.iterdir()] == ["board.csv"]
+
+
+def test_upload_refuses_a_failing_bundle_before_any_request(tmp_path, capsys, monkeypatch):
+    bundle = tmp_path / "bad.zip"
+    with zipfile.ZipFile(bundle, "w") as archive:
+        archive.writestr("competition.yaml", "title: x\nversion: 2\nphases:\n  - name: p\n    tasks: [0]\n")
+    monkeypatch.setenv("CODABENCH_TOKEN", "tok")
+    code = cli.main(["upload", str(bundle), "--site", f"http://127.0.0.1:{closed_port()}"])
+    err = capsys.readouterr().err
+    assert code == 1 and "not uploaded" in err and "ERROR [rule" in err and "nothing answers" not in err
+
+
+def test_why_a_file_is_not_available():
+    from codascore.platform._fetch import missing_reason
+
+    finished, phase = {"status": "Finished"}, {"hide_output": False, "hide_score_output": True}
+    assert "hide_score_output" in missing_reason("scoring_result", finished, phase)
+    assert "status Failed" in missing_reason("prediction_result", {"status": "Failed"}, {})
+    assert "7, 8" in missing_reason("scoring_result", {"has_children": True, "children": [7, 8]}, {})
+    assert "deleted" in missing_reason("data_file", {"has_children": True}, phase)

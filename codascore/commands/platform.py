@@ -134,14 +134,14 @@ class Upload(Command):
         bundle = Path(args.bundle)
         if not bundle.is_file() or bundle.suffix.lower() != ".zip":
             raise UsageError(f"{bundle}: upload takes a bundle's zip (build one with codascore bundle)")
-        site = connect(args)
-        site.whoami()
         report = check_bundle(bundle, platform_only=True)
         if not report.ok:
             print(format_report(report), file=sys.stderr)
             if not args.force:
                 say("not uploaded: Codabench refuses a bundle with these errors (--force uploads it anyway)")
                 return ExitCode.INVALID
+        site = connect(args)
+        site.whoami()
         try:
             uploaded = site.upload(bundle, ProgressLine(f"uploading {bundle.name}", keep_last=True),
                                    lambda state: say(f"unpacking: {state}"))

@@ -187,6 +187,9 @@ def missing_reason(key: str, submission: dict, phase: dict) -> str:
     hidden = {"prediction_result": ("hide_output", "hide_prediction_output"),
               "scoring_result": ("hide_output", "hide_score_output"), "logs": ("hide_output",)}.get(key, ())
     flags = [flag for flag in hidden if phase.get(flag)]
+    if key != "data_file" and submission.get("has_children"):
+        children = ", ".join(map(str, submission.get("children") or [])) or "none listed"
+        return f"a submission to several tasks: its per-task submissions ({children}) hold it"
     if flags:
         return f"the phase hides it from non-organisers ({', '.join(flags)})"
     if key == "data_file":
