@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from codabench_fixture import SITE_SCRIPT, codabench_site, start_site  # noqa: F401  (the fixture)
+from codabench_fixture import SITE_SCRIPT, codabench_site  # noqa: F401  (the fixture)
 from codabench_fixture import http as site_request
 from test_codabench_site import (BUNDLE_NAMES, SAMPLES, TASK, expected_view, made_bundles,  # noqa: F401
                                  platform_bundle, platform_bundle_names, scored_phase, scored_runs, stored_view,
@@ -222,7 +222,10 @@ def test_a_stopped_server_is_one_line_and_exit_2(codabench_site, tmp_path, capsy
     import sys
 
     root = Path(codabench_site.root).parent / f"{Path(codabench_site.root).name}-stopped"
-    state = start_site(root)
+    venv = Path(json.loads((Path(codabench_site.root) / "state.json").read_text())["python"]).parent.parent
+    started = subprocess.run([sys.executable, str(SITE_SCRIPT), "start", "--dir", str(root), "--venv", str(venv)],
+                             capture_output=True, text=True, check=True)  # the session site's environment
+    state = json.loads(started.stdout.strip().splitlines()[-1])
     subprocess.run([sys.executable, str(SITE_SCRIPT), "stop", "--dir", str(root)], check=True)
     code, _, err = run_cli(capsys, monkeypatch, state["organiser"]["token"], "fetch", "--site", state["url"],
                            "--phase", "1", str(tmp_path / "x"))
