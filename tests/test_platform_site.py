@@ -208,6 +208,81 @@ def test_a_cut_fetch_resumes_with_only_what_is_missing(codabench_site, scored_ph
         assert hashlib.sha256((out / path).read_bytes()).hexdigest() == record["sha256"]
 
 
+
+class StallingProxy(http.server.BaseHTTPRequestHandler):
+    """An HTTP proxy that passes the site's API through and, from the storage's third answer on, sends half
+    the bytes and then nothing (until the test ends): the fetch stalls mid-file, to be killed there."""
+
+    def log_message(self, *args):
+        pass
+
+    def do_GET(self):
+        with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(
+                urllib.request.Request(self.path, headers={k: v for k, v in self.headers.items()
+                                                           if k.lower() not in ("host", "proxy-connection")})) as got:
+            body, headers = got.read(), got.headers
+        server = self.server
+        storage = "Signature=" in self.path
+        server.storage_answers += storage
+        stall = storage and server.storage_answers > 2
+        self.send_response(200)
+        for key, value in headers.items():
+            if key.lower() not in ("content-length", "transfer-encoding", "connection"):
+                self.send_header(key, value)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body[:len(body) // 2] if stall else body)
+        self.wfile.flush()
+        if stall:
+            server.release.wait(120)
+        self.close_connection = True
+
+
+def test_a_fetch_killed_mid_file_resumes(codabench_site, scored_phase, tmp_path):
+    """A real kill: codascore fetch in its own process, stalled half-way through its third file by a proxy,
+    killed (SIGKILL); then the same command again completes the folder, the two finished files kept."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    site, out = codabench_site, tmp_path / "killed"
+    proxy = http.server.ThreadingHTTPServer(("127.0.0.1", 0), StallingProxy)
+    proxy.storage_answers, proxy.release = 0, threading.Event()
+    threading.Thread(target=proxy.serve_forever, daemon=True).start()
+    command = [sys.executable, "-m", "codascore", "fetch", "--site", site.url, "--phase", str(scored_phase[1]),
+               str(out)]
+    env = {**os.environ, "CODABENCH_TOKEN": site.organiser.token, "PYTHONPATH": str(Path(cli.__file__).parents[1])}
+    env.pop("no_proxy", None)
+    process = subprocess.Popen(command, env={**env, "http_proxy": f"http://127.0.0.1:{proxy.server_address[1]}"},
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 120
+        while not list(out.rglob("*.part")) and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.05)
+        assert list(out.rglob("*.part")), "the fetch never stalled mid-file"
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+    finally:
+        proxy.release.set()
+        proxy.shutdown()
+        proxy.server_close()
+    kept = json.loads((out / "manifest.json").read_text())
+    recorded = {f"{r['folder']}/{name}": f for r in kept["submissions"].values() for name, f in r["files"].items()}
+    assert len(recorded) == 2  # two whole files; the third only under its .part name
+    (part,) = out.rglob("*.part")
+    assert not part.with_name(part.name.removesuffix(".part")).exists()
+    before = {path: (out / path).stat().st_mtime_ns for path in recorded}
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert {path: (out / path).stat().st_mtime_ns for path in recorded} == before  # kept, not downloaded again
+    manifest = json.loads((out / "manifest.json").read_text())
+    for record in manifest["submissions"].values():
+        for name, entry in record["files"].items():
+            assert hashlib.sha256((out / record["folder"] / name).read_bytes()).hexdigest() == entry["sha256"]
+    assert not list(out.rglob("*.part"))
+
 # --------------------------------------------------------------------------- faults
 
 def test_a_wrong_token_is_one_line_and_exit_1(codabench_site, tmp_path, capsys, monkeypatch):
