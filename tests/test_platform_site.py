@@ -209,35 +209,6 @@ def test_a_cut_fetch_resumes_with_only_what_is_missing(codabench_site, scored_ph
 
 
 
-class StallingProxy(http.server.BaseHTTPRequestHandler):
-    """An HTTP proxy that passes the site's API through and, from the storage's third answer on, sends half
-    the bytes and then nothing (until the test ends): the fetch stalls mid-file, to be killed there."""
-
-    def log_message(self, *args):
-        pass
-
-    def do_GET(self):
-        with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(
-                urllib.request.Request(self.path, headers={k: v for k, v in self.headers.items()
-                                                           if k.lower() not in ("host", "proxy-connection")})) as got:
-            body, headers = got.read(), got.headers
-        server = self.server
-        storage = "Signature=" in self.path
-        server.storage_answers += storage
-        stall = storage and server.storage_answers > 2
-        self.send_response(200)
-        for key, value in headers.items():
-            if key.lower() not in ("content-length", "transfer-encoding", "connection"):
-                self.send_header(key, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body[:len(body) // 2] if stall else body)
-        self.wfile.flush()
-        if stall:
-            server.release.wait(120)
-        self.close_connection = True
-
-
 def test_a_fetch_killed_mid_file_resumes(codabench_site, scored_phase, tmp_path):
     """A real kill: codascore fetch in its own process, stalled half-way through its third file by a proxy,
     killed (SIGKILL); then the same command again completes the folder, the two finished files kept."""
@@ -309,25 +280,46 @@ def test_a_stopped_server_is_one_line_and_exit_2(codabench_site, tmp_path, capsy
 
 class CuttingProxy(http.server.BaseHTTPRequestHandler):
     """An HTTP proxy that passes the site's API through and cuts every answer of the storage (the presigned
-    addresses: a path under a bucket) after half its bytes."""
+    addresses: a path under a bucket) after half its bytes; with stall, it then waits (until the test sets
+    the server's release) instead of closing."""
+
+    stall = False
 
     def log_message(self, *args):
         pass
+
+    def cuts(self) -> bool:
+        """Whether this answer of the storage is cut."""
+        return True
 
     def do_GET(self):
         with urllib.request.build_opener(urllib.request.ProxyHandler({})).open(
                 urllib.request.Request(self.path, headers={k: v for k, v in self.headers.items()
                                                            if k.lower() not in ("host", "proxy-connection")})) as got:
             body, headers = got.read(), got.headers
-        storage = "Signature=" in self.path  # a presigned address (SigV2 or SigV4), not the API
+        cut = "Signature=" in self.path and self.cuts()  # a presigned address (SigV2 or SigV4), not the API
         self.send_response(200)
         for key, value in headers.items():
             if key.lower() not in ("content-length", "transfer-encoding", "connection"):
                 self.send_header(key, value)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body[:len(body) // 2] if storage else body)
+        self.wfile.write(body[:len(body) // 2] if cut else body)
+        self.wfile.flush()
+        if cut and self.stall:
+            self.server.release.wait(120)
         self.close_connection = True
+
+
+class StallingProxy(CuttingProxy):
+    """The storage's first two answers whole; the third half-sent, then nothing: the fetch stalls mid-file,
+    to be killed there."""
+
+    stall = True
+
+    def cuts(self) -> bool:
+        self.server.storage_answers += 1
+        return self.server.storage_answers > 2
 
 
 def test_a_truncated_download_is_one_line_exit_2_and_leaves_nothing(codabench_site, scored_phase, tmp_path,
