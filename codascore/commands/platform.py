@@ -63,9 +63,13 @@ def connect(args, signed_in: bool = True):
     """The Site of args, signed in (UsageError when no token is given and signed_in is needed)."""
     from ..platform import TOKEN_VARIABLE, Site
 
-    if args.timeout <= 0:
+    # getattr: a verb that gives only --site (the local leaderboard's, merged with this one) signs in by
+    # $CODABENCH_TOKEN with the default time limit.
+    timeout = getattr(args, "timeout", 60.0)
+    if timeout <= 0:
         raise UsageError("--timeout must be more than 0 seconds")
-    site = Site.connect(args.site, token_file=args.token_file, username=args.username, timeout=args.timeout)
+    site = Site.connect(args.site, token_file=getattr(args, "token_file", None),
+                        username=getattr(args, "username", None), timeout=timeout)
     if signed_in and not site.http.token:
         raise UsageError(f"sign in: set ${TOKEN_VARIABLE} (your profile page on the site gives the token), or "
                          "give --token-file FILE or --username NAME")
@@ -193,12 +197,12 @@ def site_leaderboard(args) -> ExitCode:
     """``codascore leaderboard --site URL --phase ID [--out CSV]``: the phase's leaderboard as CSV, exact
     values when the caller may read the results export, else the public rounded ones; a `values` column and
     a printed line say which."""
-    if args.phase is None:
-        raise UsageError("--site needs --phase ID (the phase's id, in its page's address)")
+    if args.phase is None or not str(args.phase).isdigit():
+        raise UsageError("--site needs --phase ID, the phase's number on the site (in its page's address)")
     site = connect(args, signed_in=False)
-    board = site.leaderboard(args.phase, getattr(args, "competition", None))
+    board = site.leaderboard(int(args.phase), getattr(args, "competition", None))
     header, rows = board.csv_rows()
-    if args.out:
+    if getattr(args, "out", None):
         from ..judge.results import write_csv_atomic
 
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
@@ -209,7 +213,7 @@ def site_leaderboard(args) -> ExitCode:
         writer.writerows(rows)
     reason = f" ({board.why})" if board.why else ""
     say(f"phase {args.phase}: {len(rows)} row(s), {board.values} values{reason}"
-        + (f"; written to {args.out}" if args.out else ""))
+        + (f"; written to {args.out}" if getattr(args, "out", None) else ""))
     return ExitCode.OK
 
 

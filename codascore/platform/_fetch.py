@@ -54,10 +54,14 @@ class PhaseFetch:
         phase = self.http.json("GET", f"api/phases/{self.phase_id}/", f"reading phase {self.phase_id}")
         submissions = list_submissions(self.http, self.phase_id)
         self.manifest = new_manifest(self.http.base_url, phase)
+        # The earlier fetch's records stay until each is replaced: a fetch stopped again early forgets none.
+        self.manifest["submissions"] = dict(self.old.get("submissions", {}))
         self.out.mkdir(parents=True, exist_ok=True)
         self.say(f"phase {self.phase_id} ({phase.get('name')}): {len(submissions)} submission(s) into {self.out}")
         for number, submission in enumerate(sorted(submissions, key=lambda s: s["id"]), 1):
             self.fetch_submission(submission, phase, f"[{number}/{len(submissions)}]")
+        listed = {str(submission["id"]) for submission in submissions}
+        self.manifest["submissions"] = {i: r for i, r in self.manifest["submissions"].items() if i in listed}
         self.link_teams()
         self.save()
         return self.manifest
