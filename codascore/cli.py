@@ -78,7 +78,9 @@ def main_epilog() -> str:
             f"  codascore bundle [NAME ...]     build the competition bundles into dist/\n"
             f"  codascore check BUNDLE          check a bundle before uploading it\n"
             f"  codascore judge TASK SUBMISSIONS --out OUT  judge every team again on a Dask cluster\n"
-            f"  codascore leaderboard JUDGEMENT --out DIR  the final ranking, with how sure each rank is\n\n"
+            f"  codascore leaderboard JUDGEMENT --out DIR  the final ranking, with how sure each rank is\n"
+            f"  codascore upload BUNDLE --site URL  upload a bundle to a Codabench site\n"
+            f"  codascore fetch --site URL --phase ID OUT  download every submission of a phase, resumably\n\n"
             f"{task_names_text()}\n"
             f"'codascore VERB --help' explains a verb; --debug shows an error's traceback.")
 

@@ -15,6 +15,16 @@ None reaches Codabench or a user as a traceback::
     ├── PackError                  codascore pack cannot pack a code submission (pip, hashes, size, import)
     ├── JudgeError                 the final judgement cannot be set up (reference data, cluster file,
     │                              results database): an organiser's error, exit 2
+    ├── PlatformError              a Codabench site refused or failed a request (codascore.platform)
+    │   ├── PlatformAuthError      the token or the login was refused, or the caller may not do this: exit 1
+    │   ├── NotCodabenchError      the URL answers, but not as a Codabench site: exit 1
+    │   ├── PlatformRequestError   the site refused the request as made (4xx: an unknown id, bad input): exit 1
+    │   ├── BundleRefusedError     the site unpacked the bundle and refused it; details: its own text: exit 1
+    │   └── SiteFault              the site or the network failed, not the user: exit 2
+    │       ├── SiteUnreachable    nothing answers at the URL (a stopped server, a wrong port)
+    │       ├── PlatformTimeout    no answer within the time limit
+    │       ├── PlatformServerError  the site answered 5xx
+    │       └── TransferInterrupted  a download or upload stopped before its last byte
     ├── UnsafeArchiveError         a zip member would escape its folder, or the archive is over a limit (ValueError)
     ├── TimeLimitExceeded          a child process was killed at its time limit (RuntimeError)
     ├── ParticipantCodeError       participant code raised, died, or returned something else than plain data
@@ -134,3 +144,57 @@ class SimplifyTimeout(CodascoreError):
 class FitTimeout(CodascoreError):
     """2022's TimeOutException: the SIGALRM at fit_time_limit inside a code submission's ``est.fit`` (an
     Exception, as it was then: the harness carries on with ``est`` as it is)."""
+
+
+class PlatformError(CodascoreError):
+    """A Codabench site refused or failed a request. url: the address asked; doing: what was being done
+    ("uploading dist/uai.zip"), both set once where the request is made (codascore.platform._http)."""
+
+    def __init__(self, message: str, url: str = "", doing: str = ""):
+        self.message, self.url, self.doing = message, url, doing
+        super().__init__(message)
+
+    def __str__(self) -> str:
+        where = f" ({self.url})" if self.url else ""
+        return f"{self.doing}: {self.message}{where}" if self.doing else f"{self.message}{where}"
+
+
+class PlatformAuthError(PlatformError):
+    """The site refused the token or the login, or the caller may not do what was asked (401, 403)."""
+
+
+class NotCodabenchError(PlatformError):
+    """The URL answers, but not as a Codabench site does (an HTML page, no JSON where its API gives JSON)."""
+
+
+class PlatformRequestError(PlatformError):
+    """The site refused the request as made (a 4xx other than 401/403: an unknown id, a refused field)."""
+
+
+class BundleRefusedError(PlatformError):
+    """The site unpacked a bundle and refused it. details: the platform's own text, as its upload page shows
+    it; rules: the checker's findings that cover it (may be empty)."""
+
+    def __init__(self, message: str, details: str = "", rules: tuple = (), url: str = "", doing: str = ""):
+        super().__init__(message, url, doing)
+        self.details, self.rules = details, tuple(rules)
+
+
+class SiteFault(PlatformError):
+    """The site or the network failed, not the user's request: on the command line exit 2."""
+
+
+class SiteUnreachable(SiteFault):
+    """Nothing answers at the URL (connection refused, unknown host)."""
+
+
+class PlatformTimeout(SiteFault):
+    """No answer within the time limit."""
+
+
+class PlatformServerError(SiteFault):
+    """The site answered with a 5xx status."""
+
+
+class TransferInterrupted(SiteFault):
+    """A download or an upload stopped before its last byte (nothing is left under the file's own name)."""

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import enum
 
-from .errors import CodascoreError, JudgeError, ReferenceDataError, SubmissionError, UsageError
+from .errors import (CodascoreError, JudgeError, PlatformError, ReferenceDataError, SiteFault, SubmissionError,
+                     UsageError)
 
 
 class ExitCode(enum.IntEnum):
@@ -57,6 +58,10 @@ ERROR_EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (ReferenceDataError, ExitCode.ORGANISER_ERROR),
     (JudgeError, ExitCode.ORGANISER_ERROR),
     (SubmissionError, ExitCode.INVALID),
+    # A Codabench site: its own failure (down, 5xx, timeout, a cut transfer) is not the user's input: 2;
+    # what the user gave it (a refused token, a URL that is not Codabench, a refused bundle or id): 1.
+    (SiteFault, ExitCode.ORGANISER_ERROR),
+    (PlatformError, ExitCode.INVALID),
     (CodascoreError, ExitCode.INVALID),
     (OSError, ExitCode.INVALID),
     (KeyboardInterrupt, ExitCode.INTERRUPTED),

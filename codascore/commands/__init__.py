@@ -10,6 +10,7 @@ from .demo import Demo
 from .judge import Judge
 from .leaderboard import Leaderboard
 from .pack import Pack
+from .platform import Fetch, Rerun, Upload
 from .programs import Ingest, Score
 from .reference import BuildReference, Reference
 from .run import Run
@@ -17,6 +18,6 @@ from .validate import Validate
 
 #: The core verbs, in the order the help lists them.
 COMMANDS: tuple[type[Command], ...] = (Score, Ingest, Run, Validate, Pack, Reference, BuildReference, Demo,
-                                       Bundle, Check, Judge, Leaderboard)
+                                       Bundle, Check, Judge, Leaderboard, Upload, Fetch, Rerun)
 
 __all__ = ["COMMANDS", "Command", "Group", "Parser"]

@@ -82,6 +82,9 @@ def judge(submissions: Path, task: str, out: Path, root: Path | None = None, wor
     teams, skipped = read_teams(Path(submissions).resolve())
     for entry in skipped:
         say(f"skipped {entry.path.name}: {entry.reason}")
+    flags = {team.name: team.flags for team in teams if team.flags}
+    for name, team_flags in flags.items():
+        say(f"flagged {name}: {'; '.join(team_flags)}")
     parts = task_parts(root, task_name, budget) if profile is not None or overrides else None
     out.mkdir(parents=True, exist_ok=True)
     store = Store(out)
@@ -95,7 +98,7 @@ def judge(submissions: Path, task: str, out: Path, root: Path | None = None, wor
         dashboard = run_on_cluster(store, out, root, todo, len(units), say,
                                    dict(workers=workers, scheduler=scheduler, cluster_file=cluster_file),
                                    retries)
-        results = write_results(store, out)
+        results = write_results(store, out, flags=flags)
         counts = store.counts(task_name)
     finally:
         store.close()

@@ -20,9 +20,12 @@ LEADING = ["team", "task", "group", "state", "outcome", "exit_code"]
 TRAILING = ["wall_seconds", "run_folder", "messages"]
 
 
-def results_rows(store: Store, task: str | None = None) -> tuple[list[str], list[dict]]:
+def results_rows(store: Store, task: str | None = None,
+                 flags: dict[str, tuple[str, ...]] | None = None) -> tuple[list[str], list[dict]]:
     """The columns and rows of results.csv: every pipeline and score unit recorded (a score unit's row has
-    its group), then the entries skipped, state "skipped" and the reason."""
+    its group), then the entries skipped, state "skipped" and the reason. flags: what is said of a team's
+    submission (codascore fetch's notes: made after the phase's end), first among its rows' messages."""
+    flags = flags or {}
     rows, keys = [], {}
     for unit in store.rows(task):
         if unit["kind"] == "part":
@@ -33,7 +36,8 @@ def results_rows(store: Store, task: str | None = None) -> tuple[list[str], list
                      "outcome": (unit["outcome"] or "").lower().replace("_", " "),
                      "exit_code": "" if unit["exit_code"] is None else unit["exit_code"], **scores,
                      "wall_seconds": "" if unit["wall_seconds"] is None else round(unit["wall_seconds"], 3),
-                     "run_folder": unit["run_dir"], "messages": one_line_messages(json.loads(unit["messages"]))})
+                     "run_folder": unit["run_dir"],
+                     "messages": one_line_messages([*flags.get(unit["team"], ()), *json.loads(unit["messages"])])})
     for entry in store.skipped(task):
         rows.append({"team": entry["name"], "task": entry["task"], "state": "skipped",
                      "messages": entry["reason"]})
@@ -45,12 +49,20 @@ def one_line_messages(messages: list[str], limit: int = 2000) -> str:
     return " | ".join(" ".join(message.split()) for message in messages)[:limit]
 
 
-def write_results(store: Store, out: Path, task: str | None = None) -> Path:
+def write_results(store: Store, out: Path, task: str | None = None,
+                  flags: dict[str, tuple[str, ...]] | None = None) -> Path:
     """Write OUT/results.csv (through a temporary file beside it, then os.replace)."""
-    columns, rows = results_rows(store, task)
+    columns, rows = results_rows(store, task, flags)
     path = Path(out) / RESULTS
-    handle = tempfile.NamedTemporaryFile("w", newline="", dir=out, prefix=".results.", suffix=".csv",
-                                         delete=False)
+    write_csv_atomic(path, columns, rows)
+    return path
+
+
+def write_csv_atomic(path: Path, columns: list[str], rows: list[dict]) -> None:
+    """Write rows as a CSV with these columns (a missing value empty) through a temporary file beside path,
+    then os.replace: a reader never sees half a file."""
+    handle = tempfile.NamedTemporaryFile("w", newline="", dir=Path(path).parent, prefix=f".{Path(path).stem}.",
+                                         suffix=".csv", delete=False)
     try:
         with handle:
             writer = csv.DictWriter(handle, columns, restval="")
@@ -60,4 +72,3 @@ def write_results(store: Store, out: Path, task: str | None = None) -> Path:
     except BaseException:
         Path(handle.name).unlink(missing_ok=True)
         raise
-    return path

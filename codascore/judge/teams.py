@@ -1,10 +1,15 @@
 """The teams of a judgement, read from the submissions folder: one sub-folder or zip per team, named after
 it; what cannot be judged is listed with its reason and left out. And the fingerprints (sha256) that say
-whether a submission or the reference data changed since a unit was judged."""
+whether a submission or the reference data changed since a unit was judged.
+
+A submissions folder written by ``codascore fetch`` (its ``teams/``) holds beside the zips a notes file,
+FETCH_NOTES, saying when each team's submission was made; one made after its phase's end is flagged in the
+judge's listing and in results.csv (docs/end_of_competition.md#the-folder-fetch-writes)."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import zipfile
 from pathlib import Path
@@ -15,6 +20,8 @@ from ..digests import file_sha256, folder_sha256
 IGNORED_NAMES = {".DS_Store", "Thumbs.db", "__MACOSX"}
 #: A team name, as it becomes a folder name below runs/: letters, digits and ``_ . - @ +``, not hidden.
 TEAM_NAME = re.compile(r"[A-Za-z0-9_@+-][A-Za-z0-9_.@+-]{0,199}")
+#: The notes codascore fetch leaves in the teams' folder: {team: {submission, created_when, late, phase_end}}.
+FETCH_NOTES = ".codascore-fetch.json"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -24,6 +31,8 @@ class Team:
     name: str
     submission: Path
     sha256: str
+    #: what the judge says of the submission beside its results (made after its phase's end)
+    flags: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True)
@@ -38,9 +47,11 @@ class Skipped:
 def read_teams(submissions: Path) -> tuple[list[Team], list[Skipped]]:
     """The teams of a submissions folder, sorted by name, and the entries skipped with their reasons: an
     empty folder, a file that is not a readable zip, a name two entries share (``a/`` and ``a.zip``: both
-    are skipped, since neither is more the team's than the other), a name that cannot be a folder name."""
+    are skipped, since neither is more the team's than the other), a name that cannot be a folder name. A team
+flagged by codascore fetch's notes (made after the phase's end) carries the flag."""
     entries: dict[str, list[Path]] = {}
     skipped: list[Skipped] = []
+    notes = read_fetch_notes(submissions)
     for path in sorted(Path(submissions).iterdir()):
         if path.name in IGNORED_NAMES or path.name.startswith("."):
             continue
@@ -57,8 +68,25 @@ def read_teams(submissions: Path) -> tuple[list[Team], list[Skipped]]:
         if reason:
             skipped.append(Skipped(name, path, reason))
         else:
-            teams.append(Team(name, path, submission_sha256(path)))
+            teams.append(Team(name, path, submission_sha256(path), flags_of(notes.get(name))))
     return teams, skipped
+
+
+def read_fetch_notes(submissions: Path) -> dict:
+    """The notes codascore fetch left in a submissions folder ({} when there are none or they are broken)."""
+    try:
+        notes = json.loads((Path(submissions) / FETCH_NOTES).read_text())
+    except (OSError, ValueError):
+        return {}
+    return notes if isinstance(notes, dict) else {}
+
+
+def flags_of(note) -> tuple[str, ...]:
+    """The flags of a team's submission from its fetch note: made after its phase's end."""
+    if isinstance(note, dict) and note.get("late"):
+        return (f"submission {note.get('submission')} was made at {note.get('created_when')}, after the "
+                f"phase's end ({note.get('phase_end')})",)
+    return ()
 
 
 def problem_of(name: str, path: Path) -> str:

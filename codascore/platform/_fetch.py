@@ -1,0 +1,244 @@
+"""Every submission of a phase, downloaded with what the platform keeps of it, into the folder
+``codascore judge`` reads (docs/end_of_competition.md#the-folder-fetch-writes)::
+
+    OUT/manifest.json                      every submission: ids, owner, date, status, scores, files
+                                           (size, sha256), what was not available and why, late or not
+    OUT/submissions/<team>/<id>/           one folder per team and submission: submission.zip,
+                                           submission.json, prediction_result.zip, scoring_result.zip,
+                                           details.json and scores.json (from scoring_result.zip),
+                                           detailed_result.html, logs/<name>.txt
+    OUT/teams/<team>.zip                   the team's submission for the judge (one per team)
+    OUT/teams/.codascore-fetch.json        what the judge shows beside it (a submission after the end)
+
+The API calls: ``GET /api/phases/<id>/`` (the phase's dates and what it hides), ``GET
+/api/submissions/?phase=<id>`` (an organiser sees every participant's; anyone else their own), and for each
+submission ``GET /api/submissions/<id>/get_details/``: presigned addresses of its files, fetched without
+the token.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import zipfile
+from pathlib import Path
+from typing import Callable
+
+from ..errors import PlatformAuthError, PlatformError
+from ..judge.teams import FETCH_NOTES
+from ._http import Http, Progress
+from ._manifest import (MANIFEST, choose_team_submission, is_late, load_manifest, new_manifest, reusable,
+                        safe_name, write_json_atomic)
+
+#: The files of get_details, each under the name it gets in the submission's folder.
+RESULT_FILES = (("data_file", "submission.zip"), ("prediction_result", "prediction_result.zip"),
+                ("scoring_result", "scoring_result.zip"), ("detailed_result", "detailed_result.html"))
+#: The files of the scoring output copied out of scoring_result.zip beside it.
+SCORING_OUTPUTS = ("details.json", "scores.json")
+
+
+class PhaseFetch:
+    """One phase fetched into out: the manifest kept up to date after every file. say: one line per
+    submission and file; progress: the bytes of the file being downloaded."""
+
+    def __init__(self, http: Http, phase_id: int, out: Path, say: Callable[[str], None] = lambda line: None,
+                 progress: Callable[[str], Progress] | None = None):
+        self.http, self.phase_id, self.out = http, int(phase_id), Path(out)
+        self.say, self.progress = say, progress
+        self.old = load_manifest(self.out) or {}
+        self.manifest: dict = {}
+
+    def run(self) -> dict:
+        """Fetch the phase; the manifest written."""
+        phase = self.http.json("GET", f"api/phases/{self.phase_id}/", f"reading phase {self.phase_id}")
+        submissions = list_submissions(self.http, self.phase_id)
+        self.manifest = new_manifest(self.http.base_url, phase)
+        # The earlier fetch's records stay until each is replaced: a fetch stopped again early forgets none.
+        self.manifest["submissions"] = dict(self.old.get("submissions", {}))
+        self.out.mkdir(parents=True, exist_ok=True)
+        self.say(f"phase {self.phase_id} ({phase.get('name')}): {len(submissions)} submission(s) into {self.out}")
+        for number, submission in enumerate(sorted(submissions, key=lambda s: s["id"]), 1):
+            self.fetch_submission(submission, phase, f"[{number}/{len(submissions)}]")
+        listed = {str(submission["id"]) for submission in submissions}
+        self.manifest["submissions"] = {i: r for i, r in self.manifest["submissions"].items() if i in listed}
+        self.link_teams()
+        self.save()
+        return self.manifest
+
+    def save(self) -> None:
+        write_json_atomic(self.out / MANIFEST, self.manifest)
+
+    def fetch_submission(self, submission: dict, phase: dict, counter: str) -> None:
+        team = safe_name(submission.get("owner") or "unknown")
+        folder = self.out / "submissions" / team / str(submission["id"])
+        status = str(submission.get("status") or "")
+        old = self.old.get("submissions", {}).get(str(submission["id"]))
+        record = submission_record(submission, team, folder.relative_to(self.out).as_posix(), phase)
+        self.manifest["submissions"][str(submission["id"])] = record
+        flag = " (made after the phase's end)" if record["late"] else ""
+        self.say(f"{counter} {team} #{submission['id']} {status}{flag}")
+        folder.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(folder / "submission.json", {k: v for k, v in record.items() if k != "files"})
+        self.save()
+        for name, url, reason in self.file_addresses(submission, phase):
+            if url is None:
+                record["missing"][name] = reason
+                continue
+            kept = reusable(old, status, name, folder)
+            if kept:
+                record["files"][name] = kept
+                self.say(f"    {name}: already here, intact")
+            else:
+                self.download(url, folder, name, record, f"fetching {name} of submission {submission['id']}")
+            self.save()
+        self.extract_scoring_outputs(folder, record)
+        self.save()
+
+    def download(self, url: str, folder: Path, name: str, record: dict, doing: str) -> None:
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        progress = self.progress(name) if self.progress else None
+        size, sha256 = self.http.download(url, folder / name, doing, progress)
+        record["files"][name] = {"size": size, "sha256": sha256}
+        self.say(f"    {name}: {size} bytes")
+
+    def file_addresses(self, submission: dict, phase: dict) -> list[tuple[str, str | None, str]]:
+        """(file name, address or None, why there is none) of each file the platform may keep."""
+        doing = f"listing the files of submission {submission['id']}"
+        try:
+            details = self.http.json("GET", f"api/submissions/{submission['id']}/get_details/", doing)
+        except PlatformAuthError as exc:  # a phase hiding its output from non-organisers
+            reason = f"the platform refused: {exc.message}"
+            return [(name, None, reason) for _, name in RESULT_FILES]
+        files = []
+        for key, name in RESULT_FILES:
+            files.append((name, details.get(key), missing_reason(key, submission, phase)))
+        for log in details.get("logs") or []:
+            files.append((f"logs/{safe_name(log.get('name'), 'log')}.txt", log.get("data_file"), "no address"))
+        if not details.get("logs"):
+            files.append(("logs/", None, missing_reason("logs", submission, phase)))
+        return files
+
+    def extract_scoring_outputs(self, folder: Path, record: dict) -> None:
+        """details.json and scores.json copied out of scoring_result.zip (when it holds them)."""
+        archive_path = folder / "scoring_result.zip"
+        if "scoring_result.zip" not in record["files"]:
+            for name in SCORING_OUTPUTS:
+                record["missing"][name] = "no scoring_result.zip: " + record["missing"].get(
+                    "scoring_result.zip", "not fetched")
+            return
+        for name in SCORING_OUTPUTS:
+            data = member_bytes(archive_path, name)
+            if data is None:
+                record["missing"][name] = "scoring_result.zip holds no " + name
+                continue
+            write_bytes_atomic(folder / name, data)
+            record["files"][name] = {"size": len(data), "sha256": sha256_of(data), "from": "scoring_result.zip"}
+
+    def link_teams(self) -> None:
+        """OUT/teams/<team>.zip for each team (the chosen submission's zip, hard-linked or copied) and the
+        notes the judge shows (a submission made after the phase's end)."""
+        by_team: dict[str, list[dict]] = {}
+        for record in self.manifest["submissions"].values():
+            by_team.setdefault(record["team"], []).append(record)
+        teams_dir = self.out / "teams"
+        teams_dir.mkdir(parents=True, exist_ok=True)
+        notes = {}
+        for team, records in sorted(by_team.items()):
+            chosen, why = choose_team_submission(records)
+            entry = {"why": why, "submission": chosen and chosen["id"]}
+            if chosen:
+                source = self.out / chosen["folder"] / "submission.zip"
+                place_file(source, teams_dir / f"{team}.zip")
+                entry |= {"file": f"teams/{team}.zip", "late": chosen["late"],
+                          "created_when": chosen["created_when"]}
+                notes[team] = {"submission": chosen["id"], "created_when": chosen["created_when"],
+                               "late": chosen["late"], "phase_end": self.manifest["phase"]["end"]}
+            self.manifest["teams"][team] = entry
+        write_json_atomic(teams_dir / FETCH_NOTES, notes)
+
+
+def list_submissions(http: Http, phase_id: int) -> list[dict]:
+    """Every submission of the phase the caller may see (the list, or the pages of a paginated one)."""
+    answer = http.json("GET", "api/submissions/", f"listing the submissions of phase {phase_id}",
+                       params={"phase": phase_id})
+    found = []
+    while isinstance(answer, dict) and "results" in answer:
+        found += answer["results"]
+        if not answer.get("next"):
+            return found
+        answer = http.json("GET", answer["next"], f"listing the submissions of phase {phase_id}")
+    if not isinstance(answer, list):
+        raise PlatformError("the site's list of submissions is not a list", http.url("api/submissions/"))
+    return found + answer
+
+
+def submission_record(submission: dict, team: str, folder: str, phase: dict) -> dict:
+    """What the manifest says of a submission before its files."""
+    scores = {str(s.get("column_key")): s.get("score") for s in submission.get("scores") or []}
+    return {"id": submission["id"], "team": team, "owner": submission.get("owner"), "folder": folder,
+            "created_when": submission.get("created_when"), "status": submission.get("status"),
+            "status_details": submission.get("status_details"), "parent": submission.get("parent"),
+            "children": submission.get("children") or [], "on_leaderboard": bool(submission.get("on_leaderboard")),
+            "scores": scores, "task": (submission.get("task") or {}).get("key")
+            if isinstance(submission.get("task"), dict) else submission.get("task"),
+            "late": is_late(submission.get("created_when"), phase.get("end")),
+            "files": {}, "missing": {}}
+
+
+def missing_reason(key: str, submission: dict, phase: dict) -> str:
+    """Why the platform gave no address for a file of a submission."""
+    hidden = {"prediction_result": ("hide_output", "hide_prediction_output"),
+              "scoring_result": ("hide_output", "hide_score_output"), "logs": ("hide_output",)}.get(key, ())
+    flags = [flag for flag in hidden if phase.get(flag)]
+    if key != "data_file" and submission.get("has_children"):
+        children = ", ".join(map(str, submission.get("children") or [])) or "none listed"
+        return f"a submission to several tasks: its per-task submissions ({children}) hold it"
+    if flags:
+        return f"the phase hides it from non-organisers ({', '.join(flags)})"
+    if key == "data_file":
+        return "the platform holds no file for it (deleted)"
+    return f"the platform holds none (status {submission.get('status')}: that step did not run or left nothing)"
+
+
+def member_bytes(archive_path: Path, name: str) -> bytes | None:
+    """The bytes of name in a zip, at its top or in its one wrapper folder; None when absent or unreadable."""
+    try:
+        with zipfile.ZipFile(archive_path) as archive:
+            members = [m for m in archive.namelist() if m == name or (m.endswith("/" + name) and m.count("/") == 1)]
+            return archive.read(sorted(members, key=len)[0]) if members else None
+    except (zipfile.BadZipFile, OSError, KeyError):
+        return None
+
+
+def sha256_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    part = path.with_name(path.name + ".part")
+    with open(part, "wb") as handle:
+        handle.write(data)
+    os.replace(part, path)
+
+
+def place_file(source: Path, dest: Path) -> None:
+    """dest becomes the same bytes as source: a hard link (no second copy) or, where links are not
+    possible, a copy; through a temporary name, then os.replace."""
+    part = dest.with_name(f".{dest.name}.part")
+    part.unlink(missing_ok=True)
+    try:
+        os.link(source, part)
+    except OSError:
+        shutil.copyfile(source, part)
+    os.replace(part, dest)
+
+
+def summary_line(manifest: dict) -> str:
+    records = list(manifest["submissions"].values())
+    files = sum(len(r["files"]) for r in records)
+    size = sum(f.get("size", 0) for r in records for f in r["files"].values())
+    late = sum(r["late"] for r in records)
+    missing = sum(len(r["missing"]) for r in records)
+    return (f"{len(records)} submission(s) of {len(manifest['teams'])} team(s): {files} file(s), {size} bytes; "
+            f"{missing} not available (see manifest.json); {late} made after the phase's end")
