@@ -59,6 +59,8 @@ BUCKETS = ("public", "private")
 ADMIN = ("organiser", "organiser-password-1")
 PARTICIPANTS = (("participant", "participant-password-1"), ("participant2", "participant-password-2"))
 START_TIMEOUT = 180
+#: Redis database of the Celery broker (the cache and channels use database 0).
+BROKER_DB = 1
 
 
 def sha256_of(path: Path) -> str:
@@ -203,8 +205,9 @@ def site_env(site: Path, root: Path, ports: dict[str, int]) -> dict[str, str]:
         "AWS_S3_ENDPOINT_URL": f"http://127.0.0.1:{ports['s3']}/", "AWS_QUERYSTRING_AUTH": "False",
         "S3_USE_SIGV4": "false",
         "REDIS_URL": f"redis://127.0.0.1:{ports['redis']}",
-        # no broker: what goes to the compute worker is not sent (the tests report as the worker does)
-        "BROKER_URL": "memory://", "TEMP_SUBMISSION_STORAGE": str(root / "tmp"), "LOG_LEVEL": "WARNING",
+        # the broker is Redis too: what the site sends to the compute worker waits in its queue, where the
+        # tests read each job's arguments and report as the worker does (no worker runs)
+        "BROKER_URL": f"redis://127.0.0.1:{ports['redis']}/{BROKER_DB}", "TEMP_SUBMISSION_STORAGE": str(root / "tmp"), "LOG_LEVEL": "WARNING",
     })
     return env
 
@@ -331,6 +334,7 @@ def start(root: Path, snapshot: Path, venv: Path) -> dict:
                           "-b", f"127.0.0.1:{ports['http']}", "--workers", "2", "--timeout", "600"],
                          root / "gunicorn.log", cwd=site / "src", env=env)
     state["env"] = env
+    state["broker"] = env["BROKER_URL"]
     (root / "state.json").write_text(json.dumps(state))
     wait_for(url + "/api/", START_TIMEOUT, "the site", root / "gunicorn.log")
     return state
@@ -370,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
         except BaseException:
             stop(args.dir)  # nothing left running from a start that failed
             raise
-        print(json.dumps({k: state[k] for k in ("url", "organiser", "participants", "ports", "dir")}))
+        print(json.dumps({k: state[k] for k in ("url", "organiser", "participants", "ports", "dir", "broker")}))
     elif args.action == "stop":
         stop(args.dir)
     else:
