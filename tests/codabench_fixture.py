@@ -42,10 +42,14 @@ from pathlib import Path
 import pytest
 import yaml
 
+from codabench_site import SNAPSHOT
+
+__all__ = ["SNAPSHOT", "CodabenchSite", "User", "codabench_site", "http"]
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SITE_SCRIPT = REPO_ROOT / "tests" / "codabench_site.py"
 #: Seconds an upload's unpacking may take before the poll gives up.
-UNPACK_TIMEOUT = 300
+UNPACK_TIMEOUT = 900
 #: The compute worker's queue, and the separator kombu's Redis transport puts before a priority step.
 WORKER_QUEUE = "compute-worker"
 PRIORITY_SEPARATOR = "\x06\x16"
@@ -153,7 +157,7 @@ class CodabenchSite:
 
     # -- requests ---------------------------------------------------------------------------------------
     def api(self, method: str, path: str, *, token: str | None = None, json_body=None, form: dict | None = None,
-            expect: tuple[int, ...] = (200, 201)) -> object:
+            expect: tuple[int, ...] = (200, 201), timeout: float = 120) -> object:
         """A request to /api/PATH; its JSON answer (SiteError on another status than EXPECT)."""
         body, content_type = None, None
         if json_body is not None:
@@ -162,7 +166,7 @@ class CodabenchSite:
             body = urllib.parse.urlencode({k: v for k, v in form.items() if v is not None}).encode()
             content_type = "application/x-www-form-urlencoded"
         url = path if path.startswith("http") else f"{self.url}/api/{path.lstrip('/')}"
-        answer = http(method, url, token=token, body=body, content_type=content_type)
+        answer = http(method, url, token=token, body=body, content_type=content_type, timeout=timeout)
         if answer.status not in expect:
             raise SiteError(f"{method} {url} answered {answer.status}: {answer.body[:2000]!r}")
         return answer.json() if answer.body else None
@@ -177,7 +181,8 @@ class CodabenchSite:
         put = http("PUT", created["sassy_url"], body=data, content_type="application/zip")
         if put.status != 200:
             raise SiteError(f"PUT to the presigned URL answered {put.status}: {put.body[:500]!r}")
-        completed = self.api("PUT", f"datasets/completed/{created['key']}/", token=token)
+        # a bundle is unpacked inside this request (eager Celery): its time, not a fixed one
+        completed = self.api("PUT", f"datasets/completed/{created['key']}/", token=token, timeout=UNPACK_TIMEOUT)
         return {"key": created["key"], "completed": completed}
 
     def upload_bundle(self, path: Path, token: str | None = None) -> dict:
