@@ -217,7 +217,7 @@ def test_each_broken_fixture_is_rejected_with_its_rule_path_and_message(tmp_path
 #: The fixtures Codabench itself accepts at upload (house rules and run-time failures): --platform-only is
 #: silent on them and reports every other one.
 HOUSE_ONLY = {
-    "missing version", "phase ends before it starts", "phase without tasks", "month-first date",
+    "phase ends before it starts", "phase without tasks", "month-first date",
     "no execution_time_limit", "wrong docker_image", "no docker_image", "program zip with a wrapper folder",
     "program without metadata", "program without metadata command", "command with shell syntax", "legacy $tokens",
     "command relying on execute bits", "command naming a missing script",

@@ -12,6 +12,8 @@ import datetime as dt
 import re
 from typing import Any
 
+from .refusals import rule_id_of
+
 #: The invariants of a bundle, by number (docs/bundles.md#the-checker, from docs/codabench.md).
 RULES: dict[int, str] = {
     1: "the bundle is a zip with competition.yaml at its root, parsed safely, without duplicated keys",
@@ -50,12 +52,15 @@ RULES: dict[int, str] = {
         "documented bound)",
     31: "each task's reference data, input data and starting-kit result samples agree: the same instance ids, "
         "counts and shapes (Task.data_inventory)",
+    32: "a bundle without `version: 2` (missing, 1 or 1.5) meets Codabench's v1.5 parser: `html` pages with "
+        "`terms`, an image, `phases` with phasenumber, label and start_date and their files, a `leaderboard` "
+        "with `leaderboards` and `columns`",
 }
 
 #: Rules whose findings Codabench itself would refuse at upload (its unpacker and serializers); the others are
 #: this project's house rules or run-time failures. A finding may override this (Finding.platform).
-PLATFORM_RULES = frozenset({1, 2, 3, 6, 7, 10, 11, 13, 15, 17, 20})
-#: str(version) values that select Codabench's v1.5 parser (whose rules this checker does not model).
+PLATFORM_RULES = frozenset({1, 2, 3, 6, 7, 10, 11, 13, 15, 17, 20, 32})
+#: str(version) values that select Codabench's v1.5 parser (its rules: rule 32, :mod:`.v15`).
 V15_VERSIONS = ("1", "1.5")
 
 SUBMISSION_RULES = ("Add", "Add_And_Delete", "Add_And_Delete_Multiple", "Force_Last",
@@ -201,6 +206,13 @@ class Finding:
     message: str
     severity: str = "error"
     platform: bool = False  # Codabench itself would refuse the bundle for it (``check --platform-only``)
+
+    @property
+    def rule_id(self) -> str:
+        """A stable id: for a finding Codabench refuses, the id of the platform's refusal it predicts
+        (:mod:`.refusals`, the ids an upload's failure text maps to), else ``rule-N``."""
+        found = rule_id_of(self.message) if self.platform and self.severity == "error" else None
+        return found or f"rule-{self.rule}"
 
     def __str__(self) -> str:
         label = "ERROR" if self.severity == "error" else "WARNING"

@@ -17,6 +17,7 @@ from .leaderboard import LeaderboardRules
 from .phases import PhaseRules
 from .schema import IMAGE_MAGIC, V15_VERSIONS
 from .tasks import TaskRules
+from .v15 import v15_refusals
 
 __all__ = ["BundleChecker", "samples_of"]
 
@@ -35,9 +36,10 @@ class BundleChecker(TaskRules, PhaseRules, LeaderboardRules, AnswerRules, DataAg
             return
         if chosen == "1.5":
             given = f"version {self.yaml['version']!r}" if "version" in self.yaml else "no version"
-            self.error(2, "version", f"{given}: Codabench uses its v1.5 parser, whose rules differ (\"HTML pages "
-                                     "could not be found in the yaml file\", issue #1934); write `version: 2`",
-                       platform=False)
+            refusals = v15_refusals(self.root, self.yaml)
+            why = f"which refuses this bundle: {refusals[0].message}" if refusals else "whose rules differ"
+            self.error(2, "version", f"{given}: Codabench uses its v1.5 parser, {why} (issue #1934); write "
+                                     "`version: 2`", platform=bool(refusals))
             return
         version = self.yaml["version"]
         self.error(2, "version", f"{version!r}: str(version) is {str(version)!r}, and Codabench answers \"A "
