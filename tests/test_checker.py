@@ -103,10 +103,12 @@ YAML_CASES = [
      "phases[0].auto_migrate_to_this_phase", "You cannot auto migrate to the first phase of a competition"),
     ("no execution_time_limit", _set("phases[1].execution_time_limit", DELETE), None, 14,
      "phases[1].execution_time_limit", "missing: phase needs `execution_time_limit`"),
-    ("missing terms file", None, {"pages/terms.md": None}, 3, "terms", "Unable to find terms: pages/terms.md"),
+    ("missing terms file", None, {"pages/terms.md": None}, 3, "terms", "Unable to find page: pages/terms.md"),
     ("no terms key", _set("terms", DELETE), None, 3, "terms",
      "A file containing the terms of this competition has not been supplied"),
-    ("empty page", None, {"pages/overview.md": "  \n"}, 3, "pages[0].file",
+    ("page of blanks only", None, {"pages/overview.md": "  \n"}, 3, "pages[0].file",
+     "Page 'pages/overview.md' is empty, it must contain content."),
+    ("empty page", None, {"pages/overview.md": ""}, 3, "pages[0].file",
      "Page 'pages/overview.md' is empty, it must contain content."),
     ("missing page", _set("pages[0].file", "pages/missing.md"), None, 3, "pages[0].file",
      "Unable to find page: pages/missing.md"),
@@ -217,7 +219,7 @@ def test_each_broken_fixture_is_rejected_with_its_rule_path_and_message(tmp_path
 #: The fixtures Codabench itself accepts at upload (house rules and run-time failures): --platform-only is
 #: silent on them and reports every other one.
 HOUSE_ONLY = {
-    "phase ends before it starts", "phase without tasks", "month-first date",
+    "page of blanks only", "phase ends before it starts", "phase without tasks", "month-first date",
     "no execution_time_limit", "wrong docker_image", "no docker_image", "program zip with a wrapper folder",
     "program without metadata", "program without metadata command", "command with shell syntax", "legacy $tokens",
     "command relying on execute bits", "command naming a missing script",

@@ -53,6 +53,7 @@ REFUSALS: tuple[Refusal, ...] = (
     Refusal("cb.v2.page-empty", r"is empty, it must contain content"),
     Refusal("cb.v2.tasks", r"No tasks listed in this competition"),
     Refusal("cb.v2.task-index", r"Duplicate task indexes"),
+    Refusal("cb.v2.task-scoring", r"does not have a scoring program", r"needs `scoring_program`"),
     Refusal("cb.v2.phases", r"Unable to find any phases for this competition"),
     Refusal("cb.v2.leaderboards", r"Could not find leaderboards in the competition yaml"),
     # both parsers (base_unpacker.py) and the serializers they call
@@ -67,9 +68,12 @@ REFUSALS: tuple[Refusal, ...] = (
     Refusal("cb.leaderboard.columns", r"Leaderboards require at least 1 column"),
     Refusal("cb.column.index", r"Columns must have unique indexes"),
     Refusal("cb.column.key", r"Columns must have unique keys"),
+    Refusal("cb.column.negative-index", r"Ensure this value is greater than or equal to 0", r"is negative"),
     Refusal("cb.column.computation", r"Column with computation must have at least 1 column selected|Cannot add "
                                      r"computation columns without a computation function set|Cannot "
                                      r"self-reference"),
+    Refusal("cb.column.computation-index", r"does not exist in available indexes",
+            r"is not the index of any column"),
     Refusal("cb.field.length", r"Ensure this field has no more than \d+ characters", r"Codabench allows at most"),
     Refusal("cb.field.choice", r"is not a valid choice", r"is not one of"),
     Refusal("cb.field.null", r"This field may not be (null|blank)", r"may not be (null|blank)"),

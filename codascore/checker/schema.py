@@ -102,8 +102,8 @@ SCHEMAS: dict[str, dict[str, Field]] = {
         "image": Field(3, True, _STR, missing="An image for this competition could not be found in the yaml"),
         "terms": Field(3, True, _STR, missing="A file containing the terms of this competition has not been "
                                               "supplied"),
-        "pages": Field(3, True, _LIST, missing="absent: the unpacker fails with \"'NoneType' object is not "
-                                               "iterable\" (an empty list is allowed)"),
+        "pages": Field(3, True, _LIST, missing="absent: \"Unpacking the bundle failed. Here is the error log: "
+                                               "'NoneType' object is not iterable\" (an empty list is allowed)"),
         "tasks": Field(6, True, _LIST, missing="No tasks listed in this competition"),
         "phases": Field(10, True, _LIST, missing="Unable to find any phases for this competition"),
         "leaderboards": Field(15, True, _LIST, missing="Could not find leaderboards in the competition yaml"),
@@ -143,7 +143,8 @@ SCHEMAS: dict[str, dict[str, Field]] = {
     },
     "phase": {
         "name": Field(10, True, _STR, 256),
-        "start": Field(10, True, _DATE),
+        "start": Field(10, True, _DATE, missing="missing: phase needs `start` (\"Unpacking the bundle failed\": "
+                                                "the unpacker reads phase['start'])"),
         "end": Field(11, False, _DATE),
         "tasks": Field(10, True, _LIST),
         "index": Field(11, False, _INT),

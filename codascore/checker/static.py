@@ -67,11 +67,13 @@ class BundleChecker(TaskRules, PhaseRules, LeaderboardRules, AnswerRules, DataAg
     def check_text_file(self, value: str, at: str, what: str) -> None:
         path = self.resolve(value, at, rule=3, quiet_missing=True)
         if path is None:
-            self.error(3, at, f"Unable to find {what}: {value}")
+            self.error(3, at, f"Unable to find page: {value} (the {what})")
         elif not path.is_file():
             self.error(3, at, f"{value} is not a file")
         elif not path.read_text(errors="replace").strip():
-            self.error(3, at, f"Page '{value}' is empty, it must contain content.")
+            # Codabench refuses an empty file; one of blanks only passes there but shows an empty page
+            self.error(3, at, f"Page '{value}' is empty, it must contain content.",
+                       platform=path.stat().st_size == 0)
 
     def rule_docker_image(self) -> None:
         image = self.yaml.get("docker_image")
