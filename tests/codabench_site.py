@@ -126,6 +126,7 @@ def ensure_env(snapshot: Path, venv: Path) -> Path:
     subprocess.run(pip + ["--no-deps"] + pins, check=True)
     # moto's own dependencies, with every package the lock names held at its version
     subprocess.run(pip + ["-c", str(constraints), MOTO], check=True)
+    subprocess.run([str(python), "-m", "pip", "check"], check=True)  # every requirement of the lock is there
     stamp.write_text(key)
     return python
 
@@ -366,6 +367,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--snapshot", type=Path, default=SNAPSHOT)
     parser.add_argument("--venv", type=Path, default=VENV)
     args = parser.parse_args(argv)
+    # absolute: the site's commands run from its own src/ folder
+    args.dir, args.snapshot, args.venv = args.dir.resolve(), args.snapshot.resolve(), args.venv.resolve()
     if args.action == "env":
         print(ensure_env(args.snapshot, args.venv))
     elif args.action == "start":
