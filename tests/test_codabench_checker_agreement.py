@@ -31,7 +31,7 @@ pytestmark = pytest.mark.codabench
 
 def assert_agreement(site, bundle: Path) -> None:
     report = checker.check_bundle(bundle, platform_only=True)
-    status = site.upload_bundle(bundle)
+    status = site.upload_bundle_once(bundle)
     assert status["status"] in ("Finished", "Failed"), status
     refused = status["status"] == "Failed"
     assert refused == (not report.ok), (f"{bundle.name}: the platform says {status['status']} "

@@ -100,7 +100,7 @@ def stored_view(site, competition_id: int) -> dict:
 
 
 def upload_and_compare(site, bundle: Path) -> None:
-    status = site.upload_bundle(bundle)
+    status = site.upload_bundle_once(bundle)
     assert status["status"] == "Finished", f"{bundle.name}: {status['details']}"
     assert stored_view(site, status["resulting_competition"]) == expected_view(yaml_of(bundle))
 
@@ -199,12 +199,16 @@ def test_the_stored_outputs_and_logs_come_back_byte_identical(scored_phase, scor
 
 
 def test_the_leaderboard_ranks_the_reported_scores(scored_phase, codabench_site):
-    """The phase's rule (Force_Last) puts each scored submission on the leaderboard by itself."""
+    """The phase's rule (Force_Last) puts each scored submission on the leaderboard by itself; the public
+    view shows each score rounded to its column's precision, rows ranked by the primary column."""
     _, phase_id, submissions = scored_phase
     board = codabench_site.api("GET", f"phases/{phase_id}/get_leaderboard/")
-    shown = {row["owner"]: row for row in board["submissions"]}
-    assert set(shown) == {s["owner"] for s in submissions.values()}
-    for submission in submissions.values():
-        reported = {s["column_key"]: float(s["score"]) for s in submission["scores"]}
-        row = json.dumps(shown[submission["owner"]])
-        assert f"{reported['score']:.2f}" in row or str(reported["score"]) in row, row
+    columns = {c["key"]: c for task in board["tasks"] for c in task["columns"]}
+    primary = next(c for c in columns.values() if c["index"] == board["primary_index"])
+    reported = {s["owner"]: {x["column_key"]: float(x["score"]) for x in s["scores"]} for s in submissions.values()}
+    rows = board["submissions"]
+    assert [row["owner"] for row in rows] == sorted(reported, key=lambda owner: reported[owner][primary["key"]],
+                                                     reverse=primary["sorting"] == "desc")
+    for row in rows:
+        shown = {x["column_key"]: float(x["score"]) for x in row["scores"]}
+        assert shown == {key: round(value, columns[key]["precision"]) for key, value in reported[row["owner"]].items()}
