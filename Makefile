@@ -3,7 +3,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install data demo screenshots test test-taurex test-image test-wheel wheel bundle logo image bench clean
+.PHONY: install data demo screenshots test test-taurex test-codabench test-image test-wheel wheel bundle logo image bench clean
 
 ## The Python of Codabench's stock image, codalab/codalab-legacy:py312: python3.12 on PATH when it runs,
 ## else the newest 3.12 in pyenv's versions folder (or PYTHON312=...).
@@ -67,7 +67,7 @@ JOBS ?= 2
 FUZZ_REPORT := build/fuzz
 test: data
 	rm -rf $(FUZZ_REPORT)
-	CODASCORE_FUZZ_REPORT=$(FUZZ_REPORT) $(BIN)/python -m pytest -q -rs -n $(JOBS) --dist loadfile -m "not taurex"
+	CODASCORE_FUZZ_REPORT=$(FUZZ_REPORT) $(BIN)/python -m pytest -q -rs -n $(JOBS) --dist loadfile -m "not taurex and not codabench"
 	@$(BIN)/python -c "import json, pathlib, sys; [print('fuzz {family}: {runs} runs, outcomes {outcomes}, \
 	{violations} contract violations, peak memory {peak_memory_mib} MiB'.format(**json.loads(p.read_text()))) \
 	for p in sorted(pathlib.Path(sys.argv[1]).glob('*.json'))]" $(FUZZ_REPORT)
@@ -84,6 +84,33 @@ $(TAUREX_STAMP): pyproject.toml
 
 test-taurex: data $(TAUREX_STAMP)
 	$(TAUREX_VENV)/bin/python -m pytest -q -p no:cacheprovider -m taurex
+
+## test-codabench: the tests against the real Codabench site (tests/codabench_site.py): the unmodified source
+## snapshot of ../shared/codabench run on this machine (PostgreSQL and Redis from Debian, moto's S3 server,
+## its locked packages under Python 3.13 in .venv-codabench, built once per snapshot like .venv-image), on
+## free ports of 127.0.0.1; the site is stopped even when a test fails. The bundles uploaded are `make
+## bundle`'s, built with test-image's public seed into build/codabench-bundles.
+CODABENCH_SHARED   ?= ../shared/codabench
+CODABENCH_SNAPSHOT := $(wildcard $(CODABENCH_SHARED)/codabench-*.tar.gz)
+CODABENCH_VENV     := .venv-codabench
+CODABENCH_STAMP    := $(CODABENCH_VENV)/.installed
+CODABENCH_SITE     := build/codabench-site
+CODABENCH_BUNDLES  := build/codabench-bundles
+
+$(CODABENCH_STAMP): $(CODABENCH_SNAPSHOT) tests/codabench_site.py
+	@test -n "$(CODABENCH_SNAPSHOT)" || { echo "no Codabench snapshot in $(CODABENCH_SHARED) \
+	(codabench-*.tar.gz; CODABENCH_SHARED=... names another folder)" >&2; exit 1; }
+	$(BIN)/python tests/codabench_site.py env --snapshot $(CODABENCH_SNAPSHOT) --venv $(CODABENCH_VENV)
+	touch $@
+
+test-codabench: export CODASCORE_BUNDLE_SEED := 271828182845904523536028747135266249775
+test-codabench: $(STAMP) $(CODABENCH_STAMP)
+	$(BIN)/codascore bundle --out $(CODABENCH_BUNDLES) --check
+	$(BIN)/python tests/codabench_site.py start --dir $(CODABENCH_SITE) --snapshot $(CODABENCH_SNAPSHOT) \
+	  --venv $(CODABENCH_VENV) > /dev/null
+	CODABENCH_SITE_DIR=$(CODABENCH_SITE) CODABENCH_BUNDLES=$(CODABENCH_BUNDLES) $(BIN)/python -m pytest -q \
+	  -p no:cacheprovider -m codabench; status=$$?; \
+	  $(BIN)/python tests/codabench_site.py stop --dir $(CODABENCH_SITE); exit $$status
 
 # $(call venv312,DIR): a fresh virtual environment of PYTHON312 in DIR, or how to get a Python 3.12.
 define venv312
@@ -157,4 +184,4 @@ bench: data
 
 clean:
 	rm -rf demo runs dist reference_data input_data sample_submissions .pytest_cache $(TAUREX_VENV) \
-	       $(IMAGE_VENV) $(WHEEL_VENV) build/test-image build/lib
+	       $(IMAGE_VENV) $(WHEEL_VENV) build/test-image build/lib $(CODABENCH_VENV) $(CODABENCH_BUNDLES)

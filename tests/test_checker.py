@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from codascore import bundle, checker, competition, zips
-from codascore.checker import schema
+from codascore.checker import refusals, schema
 from codascore.cli import main as cli_main
 from codascore.task import Task
 
@@ -103,10 +103,12 @@ YAML_CASES = [
      "phases[0].auto_migrate_to_this_phase", "You cannot auto migrate to the first phase of a competition"),
     ("no execution_time_limit", _set("phases[1].execution_time_limit", DELETE), None, 14,
      "phases[1].execution_time_limit", "missing: phase needs `execution_time_limit`"),
-    ("missing terms file", None, {"pages/terms.md": None}, 3, "terms", "Unable to find terms: pages/terms.md"),
+    ("missing terms file", None, {"pages/terms.md": None}, 3, "terms", "Unable to find page: pages/terms.md"),
     ("no terms key", _set("terms", DELETE), None, 3, "terms",
      "A file containing the terms of this competition has not been supplied"),
-    ("empty page", None, {"pages/overview.md": "  \n"}, 3, "pages[0].file",
+    ("page of blanks only", None, {"pages/overview.md": "  \n"}, 3, "pages[0].file",
+     "Page 'pages/overview.md' is empty, it must contain content."),
+    ("empty page", None, {"pages/overview.md": ""}, 3, "pages[0].file",
      "Page 'pages/overview.md' is empty, it must contain content."),
     ("missing page", _set("pages[0].file", "pages/missing.md"), None, 3, "pages[0].file",
      "Unable to find page: pages/missing.md"),
@@ -217,7 +219,7 @@ def test_each_broken_fixture_is_rejected_with_its_rule_path_and_message(tmp_path
 #: The fixtures Codabench itself accepts at upload (house rules and run-time failures): --platform-only is
 #: silent on them and reports every other one.
 HOUSE_ONLY = {
-    "missing version", "phase ends before it starts", "phase without tasks", "month-first date",
+    "page of blanks only", "phase ends before it starts", "phase without tasks", "month-first date",
     "no execution_time_limit", "wrong docker_image", "no docker_image", "program zip with a wrapper folder",
     "program without metadata", "program without metadata command", "command with shell syntax", "legacy $tokens",
     "command relying on execute bits", "command naming a missing script",
@@ -493,3 +495,54 @@ def test_project_phase_dates_are_stored_as_written_with_no_overlap(yaml_file):
         stored.append((phase["name"], start, end))
     for (name, _, end), (after, start, _) in zip(stored, stored[1:]):
         assert end is not None and start > end, f"{after} starts at {start}, not after {name} ends at {end}"
+
+
+@pytest.mark.parametrize("case", [c for c in YAML_CASES if c[0] not in HOUSE_ONLY], ids=lambda c: c[0])
+def test_every_platform_error_names_the_refusal_it_predicts(tmp_path, case):
+    """So that a client can say which checker rule covers the platform's failure text (checker/refusals.py)."""
+    _, mutate, files, *_ = case
+    report = checker.check_bundle(broken_bundle(tmp_path, mutate, files), platform_only=True)
+    assert report.errors
+    assert all(f.rule_id in refusals.BY_ID for f in report.errors), [(f.rule_id, f.message) for f in report.errors]
+
+
+#: Failure texts the real platform answered (tests/test_codabench_checker_agreement.py, the snapshot's site).
+PLATFORM_TEXTS = {
+    "HTML pages could not be found in the yaml file": "cb.v15.html",
+    'Cannot find dataset: "../scoring_program"': "cb.dataset",
+    "columns: index: Ensure this value is greater than or equal to 0.\n\n": "cb.column.negative-index",
+    'ERROR: Task "Phase 1" does not have a scoring program': "cb.v2.task-scoring",
+    "columns: Column index 12 does not exist in available indexes [0, 1, 2, 3, 9]\n": "cb.column.computation-index",
+    "Unpacking the bundle failed. Here is the error log: 'start'": "cb.unpack.crash",
+}
+
+
+@pytest.mark.parametrize("text, rule_id", PLATFORM_TEXTS.items())
+def test_a_platform_failure_text_maps_to_its_refusal_id(text, rule_id):
+    assert checker.refusal_of(text) == rule_id
+
+
+def test_refusal_ids_are_unique_and_an_unknown_text_has_none():
+    assert len(refusals.BY_ID) == len(refusals.REFUSALS)
+    assert checker.refusal_of("something the platform never says") is None
+
+
+def v15_bundle(folder: Path, drop: str | None = None) -> Path:
+    """A minimal bundle for Codabench's v1.5 parser (no `version`), without key DROP."""
+    data = {"title": "Old style", "image": "logo.png", "html": {"terms": "terms.html", "overview": "overview.html"},
+            "phases": {1: {"phasenumber": 1, "label": "Only", "start_date": dt.date(2026, 1, 1),
+                           "scoring_program": "scoring_program/"}},
+            "leaderboard": {"leaderboards": {"Results": {"label": "RESULTS"}},
+                            "columns": {"score": {"leaderboard": {"label": "RESULTS"}, "label": "Score"}}}}
+    if drop:
+        del data[drop]
+    return write_bundle(folder, data, {"terms.html": "<p>Be fair.</p>", "overview.html": "<p>Hi.</p>"})
+
+
+def test_a_v15_bundle_is_checked_against_the_v15_parser(tmp_path):
+    assert checker.check_bundle(v15_bundle(tmp_path / "ok"), platform_only=True).ok
+    for key, rule_id in (("html", "cb.v15.html"), ("phases", "cb.v15.phases"), ("leaderboard", "cb.v15.leaderboard"),
+                         ("image", "cb.image.key")):
+        report = checker.check_bundle(v15_bundle(tmp_path / key, drop=key), platform_only=True)
+        assert rule_id in {f.rule_id for f in report.errors}, errors(report)
+        assert all(f.platform for f in report.errors)

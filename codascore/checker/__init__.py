@@ -24,15 +24,18 @@ from ..competition import load_yaml, yaml_root_of
 from ..errors import UnsafeArchiveError
 from .runs import run_samples, samples_of
 from .schema import RULES, CheckReport, Finding
+from .refusals import refusal_of
 from .static import BundleChecker
+from .v15 import v15_refusals
 
-__all__ = ["RULES", "BundleChecker", "CheckReport", "Finding", "check_bundle", "format_report", "samples_of"]
+__all__ = ["RULES", "BundleChecker", "CheckReport", "Finding", "check_bundle", "format_report", "refusal_of",
+           "samples_of"]
 
 
 # --------------------------------------------------------------------------- entry point
 
 def _refused(path: str, message: str) -> Finding:
-    """A rule-1 finding: Codabench refuses the upload itself."""
+    """A rule-1 finding: Codabench refuses the upload itself (the rule ids of :mod:`.refusals`)."""
     return Finding(1, path, message, "error", platform=True)
 
 
@@ -89,9 +92,9 @@ def check_bundle(bundle_path: Path, run: bool = False, image: str | None = None,
             return report
         checker = BundleChecker(root, competition, from_zip, image)
         if platform_only and checker.parser_version() == "1.5":
-            report.findings = [Finding(2, "version", "Codabench reads this bundle with its v1.5 parser, whose "
-                                                     "rules are not modelled here: nothing checked", "warning")]
-            report.summary = "v1.5 bundle, not checked"
+            checker.rule_version()  # rule 2, a platform error when the v1.5 parser refuses the bundle
+            report.findings = [f for f in checker.findings if f.platform] + v15_refusals(root, competition)
+            report.summary = "v1.5 bundle: Codabench's v1.5 parser's rules (rule 32)"
             return report
         for key, line in duplicates:
             checker.warn(1, f"line {line}", f"duplicated key {key!r}: PyYAML and Codabench silently keep the "

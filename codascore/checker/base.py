@@ -86,7 +86,8 @@ class CheckerBase:
         """The bundle file a YAML path names, or None (with a finding) when it is not there."""
         path = bundle_path(self.root, value)
         if path is None:
-            self.error(rule, at, f"{value[:80]!r} must be a relative path inside the bundle")
+            self.error(rule, at, f"{value[:80]!r} must be a relative path inside the bundle (Codabench: Cannot find "
+                                 f'dataset: "{value[:80]}")')
             return None
         if path.exists():
             return path

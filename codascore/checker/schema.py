@@ -12,6 +12,8 @@ import datetime as dt
 import re
 from typing import Any
 
+from .refusals import rule_id_of
+
 #: The invariants of a bundle, by number (docs/bundles.md#the-checker, from docs/codabench.md).
 RULES: dict[int, str] = {
     1: "the bundle is a zip with competition.yaml at its root, parsed safely, without duplicated keys",
@@ -50,12 +52,15 @@ RULES: dict[int, str] = {
         "documented bound)",
     31: "each task's reference data, input data and starting-kit result samples agree: the same instance ids, "
         "counts and shapes (Task.data_inventory)",
+    32: "a bundle without `version: 2` (missing, 1 or 1.5) meets Codabench's v1.5 parser: `html` pages with "
+        "`terms`, an image, `phases` with phasenumber, label and start_date and their files, a `leaderboard` "
+        "with `leaderboards` and `columns`",
 }
 
 #: Rules whose findings Codabench itself would refuse at upload (its unpacker and serializers); the others are
 #: this project's house rules or run-time failures. A finding may override this (Finding.platform).
-PLATFORM_RULES = frozenset({1, 2, 3, 6, 7, 10, 11, 13, 15, 17, 20})
-#: str(version) values that select Codabench's v1.5 parser (whose rules this checker does not model).
+PLATFORM_RULES = frozenset({1, 2, 3, 6, 7, 10, 11, 13, 15, 17, 20, 32})
+#: str(version) values that select Codabench's v1.5 parser (its rules: rule 32, :mod:`.v15`).
 V15_VERSIONS = ("1", "1.5")
 
 SUBMISSION_RULES = ("Add", "Add_And_Delete", "Add_And_Delete_Multiple", "Force_Last",
@@ -97,8 +102,8 @@ SCHEMAS: dict[str, dict[str, Field]] = {
         "image": Field(3, True, _STR, missing="An image for this competition could not be found in the yaml"),
         "terms": Field(3, True, _STR, missing="A file containing the terms of this competition has not been "
                                               "supplied"),
-        "pages": Field(3, True, _LIST, missing="absent: the unpacker fails with \"'NoneType' object is not "
-                                               "iterable\" (an empty list is allowed)"),
+        "pages": Field(3, True, _LIST, missing="absent: \"Unpacking the bundle failed. Here is the error log: "
+                                               "'NoneType' object is not iterable\" (an empty list is allowed)"),
         "tasks": Field(6, True, _LIST, missing="No tasks listed in this competition"),
         "phases": Field(10, True, _LIST, missing="Unable to find any phases for this competition"),
         "leaderboards": Field(15, True, _LIST, missing="Could not find leaderboards in the competition yaml"),
@@ -138,7 +143,8 @@ SCHEMAS: dict[str, dict[str, Field]] = {
     },
     "phase": {
         "name": Field(10, True, _STR, 256),
-        "start": Field(10, True, _DATE),
+        "start": Field(10, True, _DATE, missing="missing: phase needs `start` (\"Unpacking the bundle failed\": "
+                                                "the unpacker reads phase['start'])"),
         "end": Field(11, False, _DATE),
         "tasks": Field(10, True, _LIST),
         "index": Field(11, False, _INT),
@@ -201,6 +207,13 @@ class Finding:
     message: str
     severity: str = "error"
     platform: bool = False  # Codabench itself would refuse the bundle for it (``check --platform-only``)
+
+    @property
+    def rule_id(self) -> str:
+        """A stable id: for a finding Codabench refuses, the id of the platform's refusal it predicts
+        (:mod:`.refusals`, the ids an upload's failure text maps to), else ``rule-N``."""
+        found = rule_id_of(self.message) if self.platform and self.severity == "error" else None
+        return found or f"rule-{self.rule}"
 
     def __str__(self) -> str:
         label = "ERROR" if self.severity == "error" else "WARNING"

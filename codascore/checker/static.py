@@ -17,6 +17,7 @@ from .leaderboard import LeaderboardRules
 from .phases import PhaseRules
 from .schema import IMAGE_MAGIC, V15_VERSIONS
 from .tasks import TaskRules
+from .v15 import v15_refusals
 
 __all__ = ["BundleChecker", "samples_of"]
 
@@ -35,9 +36,10 @@ class BundleChecker(TaskRules, PhaseRules, LeaderboardRules, AnswerRules, DataAg
             return
         if chosen == "1.5":
             given = f"version {self.yaml['version']!r}" if "version" in self.yaml else "no version"
-            self.error(2, "version", f"{given}: Codabench uses its v1.5 parser, whose rules differ (\"HTML pages "
-                                     "could not be found in the yaml file\", issue #1934); write `version: 2`",
-                       platform=False)
+            refusals = v15_refusals(self.root, self.yaml)
+            why = f"which refuses this bundle: {refusals[0].message}" if refusals else "whose rules differ"
+            self.error(2, "version", f"{given}: Codabench uses its v1.5 parser, {why} (issue #1934); write "
+                                     "`version: 2`", platform=bool(refusals))
             return
         version = self.yaml["version"]
         self.error(2, "version", f"{version!r}: str(version) is {str(version)!r}, and Codabench answers \"A "
@@ -65,11 +67,13 @@ class BundleChecker(TaskRules, PhaseRules, LeaderboardRules, AnswerRules, DataAg
     def check_text_file(self, value: str, at: str, what: str) -> None:
         path = self.resolve(value, at, rule=3, quiet_missing=True)
         if path is None:
-            self.error(3, at, f"Unable to find {what}: {value}")
+            self.error(3, at, f"Unable to find page: {value} (the {what})")
         elif not path.is_file():
             self.error(3, at, f"{value} is not a file")
         elif not path.read_text(errors="replace").strip():
-            self.error(3, at, f"Page '{value}' is empty, it must contain content.")
+            # Codabench refuses an empty file; one of blanks only passes there but shows an empty page
+            self.error(3, at, f"Page '{value}' is empty, it must contain content.",
+                       platform=path.stat().st_size == 0)
 
     def rule_docker_image(self) -> None:
         image = self.yaml.get("docker_image")

@@ -1,0 +1,344 @@
+"""The real Codabench site (tests/codabench_site.py) as a pytest fixture, and what its users and its compute
+worker do, through the platform's own API.
+
+``codabench_site`` (session scope) starts the site in ``build/codabench-pytest`` (or uses the one named by
+``CODABENCH_SITE_DIR``, started by ``make test-codabench``), and yields a :class:`CodabenchSite`. Tests that
+use it are marked ``codabench``: ``make test`` leaves them out, ``make test-codabench`` runs exactly them.
+
+What the helpers do, and whose requests they are:
+
+- :meth:`CodabenchSite.upload_bundle`: the upload page's four requests (``client.js``'s ``create_dataset``
+  with ``type: competition_bundle``, then the creation status polled until Finished or Failed);
+- :meth:`CodabenchSite.submit`: a participant's submission as the competition page makes it (a dataset of
+  type ``submission``, then ``POST /api/submissions/``);
+- :meth:`CodabenchSite.run_as_worker`: what ``compute_worker.py`` does with the two jobs of a submission.
+  No worker runs: the site's Celery broker is a Redis of its own, so each job the site sends
+  (``compute_worker_run``, its run arguments with the submission's secret and the presigned URLs) waits in
+  the ``compute-worker`` queue; the helper takes it from there and makes the worker's calls: ``PATCH
+  /api/submissions/<id>/`` with the secret (Running, Preparing, the md5, Scoring, Finished or Failed),
+  the logs PUT to the detail URLs, the output folder zipped (with the worker's ``metadata`` file) and PUT
+  to the presigned result URL, and the scores POSTed to ``/api/upload_submission_scores/<id>/``.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+import uuid
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+import yaml
+
+from codabench_site import SNAPSHOT
+
+__all__ = ["SNAPSHOT", "CodabenchSite", "User", "codabench_site", "http"]
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SITE_SCRIPT = REPO_ROOT / "tests" / "codabench_site.py"
+#: Seconds an upload's unpacking may take before the poll gives up.
+UNPACK_TIMEOUT = 900
+#: The compute worker's queue, and the separator kombu's Redis transport puts before a priority step.
+WORKER_QUEUE = "compute-worker"
+PRIORITY_SEPARATOR = "\x06\x16"
+
+
+@dataclass
+class User:
+    username: str
+    password: str
+    token: str
+
+
+class SiteError(AssertionError):
+    """The site answered a request with an unexpected status."""
+
+
+@dataclass
+class Response:
+    status: int
+    body: bytes
+    headers: dict = field(default_factory=dict)
+
+    def json(self):
+        return json.loads(self.body)
+
+
+def http(method: str, url: str, *, token: str | None = None, body: bytes | None = None,
+         content_type: str | None = None, timeout: float = 120) -> Response:
+    """One HTTP request (any status is returned, not raised)."""
+    headers = {"Accept": "application/json"}
+    if token:
+        headers["Authorization"] = f"Token {token}"
+    if content_type:
+        headers["Content-Type"] = content_type
+    request = urllib.request.Request(url, data=body, method=method, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as answer:
+            return Response(answer.status, answer.read(), dict(answer.headers))
+    except urllib.error.HTTPError as error:
+        return Response(error.code, error.read(), dict(error.headers))
+
+
+def redis_command(port: int, db: int, *args: str) -> object:
+    """One Redis command over its protocol (RESP), after SELECT DB; the decoded reply."""
+    def encode(parts):
+        out = [f"*{len(parts)}\r\n".encode()]
+        for part in parts:
+            data = part.encode("latin-1") if isinstance(part, str) else part
+            out.append(b"$%d\r\n%s\r\n" % (len(data), data))
+        return b"".join(out)
+
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
+        stream = conn.makefile("rb")
+        conn.sendall(encode(["SELECT", str(db)]) + encode(list(args)))
+        read_reply(stream)
+        return read_reply(stream)
+
+
+def read_reply(stream):
+    line = stream.readline().rstrip(b"\r\n")
+    kind, rest = line[:1], line[1:]
+    if kind == b"-":
+        raise RuntimeError(rest.decode())
+    if kind in (b"+", b":"):
+        return rest.decode()
+    if kind == b"$":
+        size = int(rest)
+        return None if size < 0 else stream.read(size + 2)[:-2].decode("latin-1")
+    if kind == b"*":
+        return [read_reply(stream) for _ in range(max(int(rest), 0))]
+    raise RuntimeError(f"unexpected Redis reply {line!r}")
+
+
+def kombu_value(obj: dict) -> object:
+    """kombu's JSON marks the types it added ({"__type__": "uuid", "__value__": {"hex": "..."}}): the value,
+    a UUID as its string (the worker takes str() of the secret)."""
+    if set(obj) == {"__type__", "__value__"}:
+        value = obj["__value__"]
+        return str(uuid.UUID(hex=value["hex"])) if obj["__type__"] == "uuid" else value
+    return obj
+
+
+def zip_folder_bytes(folder: Path) -> bytes:
+    """The folder's files in a zip (as the worker's shutil.make_archive), in a stable order."""
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file():
+                archive.write(path, path.relative_to(folder).as_posix())
+    return buffer.getvalue()
+
+
+@dataclass
+class CodabenchSite:
+    """A running site: its URL, users with tokens, and the Redis that holds the worker's queue."""
+
+    url: str
+    organiser: User
+    participants: list[User]
+    redis_port: int
+    broker_db: int
+    root: Path
+    #: Jobs taken from the queue but not yet used, by (submission id, is_scoring).
+    pending_jobs: dict = field(default_factory=dict)
+    #: The creation status of each bundle uploaded by upload_bundle_once, by the zip's sha256.
+    uploads: dict = field(default_factory=dict)
+
+    # -- requests ---------------------------------------------------------------------------------------
+    def api(self, method: str, path: str, *, token: str | None = None, json_body=None, form: dict | None = None,
+            expect: tuple[int, ...] = (200, 201), timeout: float = 120) -> object:
+        """A request to /api/PATH; its JSON answer (SiteError on another status than EXPECT)."""
+        body, content_type = None, None
+        if json_body is not None:
+            body, content_type = json.dumps(json_body).encode(), "application/json"
+        elif form is not None:
+            body = urllib.parse.urlencode({k: v for k, v in form.items() if v is not None}).encode()
+            content_type = "application/x-www-form-urlencoded"
+        url = path if path.startswith("http") else f"{self.url}/api/{path.lstrip('/')}"
+        answer = http(method, url, token=token, body=body, content_type=content_type, timeout=timeout)
+        if answer.status not in expect:
+            raise SiteError(f"{method} {url} answered {answer.status}: {answer.body[:2000]!r}")
+        return answer.json() if answer.body else None
+
+    def upload_dataset(self, path: Path, token: str, kind: str, **extra) -> dict:
+        """A dataset as client.js's create_dataset makes it: POST /api/datasets/, PUT the bytes to the
+        presigned URL, PUT /api/datasets/completed/KEY/. Its answers (key, and the completion's)."""
+        data = path.read_bytes()
+        metadata = {"type": kind, "file_name": path.name, "request_sassy_file_name": path.name,
+                    "file_size": len(data), **extra}
+        created = self.api("POST", "datasets/", token=token, json_body=metadata)
+        put = http("PUT", created["sassy_url"], body=data, content_type="application/zip")
+        if put.status != 200:
+            raise SiteError(f"PUT to the presigned URL answered {put.status}: {put.body[:500]!r}")
+        # a bundle is unpacked inside this request (eager Celery): its time, not a fixed one
+        completed = self.api("PUT", f"datasets/completed/{created['key']}/", token=token, timeout=UNPACK_TIMEOUT)
+        return {"key": created["key"], "completed": completed}
+
+    def upload_bundle(self, path: Path, token: str | None = None) -> dict:
+        """The upload page's four requests; the final creation status (Finished, with
+        resulting_competition, or Failed, with details)."""
+        token = token or self.organiser.token
+        done = self.upload_dataset(path, token, "competition_bundle")
+        status_id = done["completed"]["status_id"]
+        deadline = time.monotonic() + UNPACK_TIMEOUT
+        while True:
+            status = self.api("GET", f"competitions/{status_id}/creation_status/", token=token)
+            if status["status"] in ("Finished", "Failed") or time.monotonic() > deadline:
+                return status
+            time.sleep(0.5)
+
+    def upload_bundle_once(self, path: Path) -> dict:
+        """upload_bundle for the organiser, once per zip content in the session (the suite's zip takes two
+        minutes to unpack): tests that only read the competition back share one upload."""
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        if digest not in self.uploads:
+            self.uploads[digest] = self.upload_bundle(path)
+        return self.uploads[digest]
+
+    def competition(self, competition_id: int, token: str | None = None) -> dict:
+        return self.api("GET", f"competitions/{competition_id}/", token=token or self.organiser.token)
+
+    def publish(self, competition_id: int) -> None:
+        """The organiser publishes the competition (so that participants see it), if it is not yet."""
+        if not self.competition(competition_id)["published"]:
+            self.api("POST", f"competitions/{competition_id}/toggle_publish/", token=self.organiser.token)
+
+    def register(self, competition_id: int, user: User) -> str:
+        """The participant registers (the competition page's button) unless already registered; a pending
+        request is approved by the organiser (the participants page's PATCH). The final status."""
+        query = f"participants/?competition={competition_id}&user__username={user.username}"
+        rows = self.api("GET", query, token=self.organiser.token)
+        if not rows:
+            self.api("POST", f"competitions/{competition_id}/register/", token=user.token)
+            rows = self.api("GET", query, token=self.organiser.token)
+        if rows[0]["status"] != "approved":
+            self.api("PATCH", f"participants/{rows[0]['id']}/", token=self.organiser.token,
+                     json_body={"status": "approved"})
+        return self.api("GET", query, token=self.organiser.token)[0]["status"]
+
+    def submit(self, competition_id: int, phase_id: int, path: Path, user: User,
+               tasks: list[int] | None = None) -> dict:
+        """A participant's submission as the competition page makes it; the created submission."""
+        dataset = self.upload_dataset(path, user.token, "submission", competition=competition_id)
+        return self.api("POST", "submissions/", token=user.token, json_body={
+            "data": dataset["key"], "phase": phase_id, "tasks": tasks or [], "fact_sheet_answers": None,
+            "organization": None, "queue": None})
+
+    # -- the compute worker -----------------------------------------------------------------------------
+    def worker_jobs(self) -> list[dict]:
+        """Every compute_worker_run job waiting in the broker (taken off the queue): its run arguments."""
+        keys = redis_command(self.redis_port, self.broker_db, "KEYS", WORKER_QUEUE + "*") or []
+        jobs = []
+        for key in keys:
+            if key != WORKER_QUEUE and not key.startswith(WORKER_QUEUE + PRIORITY_SEPARATOR):
+                continue
+            while (message := redis_command(self.redis_port, self.broker_db, "RPOP", key)) is not None:
+                envelope = json.loads(message)
+                body = envelope["body"]
+                if envelope.get("properties", {}).get("body_encoding") == "base64":
+                    body = base64.b64decode(body)
+                args = json.loads(body, object_hook=kombu_value)[0]
+                if envelope["headers"].get("task") == "compute_worker_run":
+                    jobs.append(args[0])
+        return jobs
+
+    def take_job(self, submission_id: int, is_scoring: bool) -> dict:
+        """The run arguments the site sent the worker for this submission and step."""
+        for job in self.worker_jobs():
+            self.pending_jobs[(job["id"], job["is_scoring"])] = job
+        try:
+            return self.pending_jobs.pop((submission_id, is_scoring))
+        except KeyError:
+            raise SiteError(f"no {'scoring' if is_scoring else 'prediction'} job for submission {submission_id} "
+                            f"in the broker (pending: {sorted(self.pending_jobs)})") from None
+
+    def worker_patch(self, job: dict, **fields) -> dict:
+        """compute_worker's _update_submission: a form PATCH with the secret."""
+        return self.api("PATCH", f"{job['submissions_api_url']}/submissions/{job['id']}/",
+                        form={**fields, "secret": str(job["secret"])})
+
+    def worker_put(self, url: str, data: bytes) -> None:
+        """compute_worker's _put_file (its content type, application/zip, even for the logs)."""
+        answer = http("PUT", url, body=data, content_type="application/zip")
+        if answer.status != 200:
+            raise SiteError(f"PUT {url} answered {answer.status}: {answer.body[:300]!r}")
+
+    def run_step(self, job: dict, output: Path, logs: dict[str, str], exit_code: int = 0) -> None:
+        """One step of run_wrapper: prepare (Running; Preparing and the md5 on prediction), the logs, the
+        end status (Scoring after prediction, Finished or Failed after scoring), and the output zip."""
+        scoring = job["is_scoring"]
+        host = f"{'scoring' if scoring else 'ingestion'}_hostname-codascore-tests"
+        self.worker_patch(job, status="Running", status_details=host)
+        if not scoring:
+            self.worker_patch(job, status="Preparing")
+            program = http("GET", job["program_data"])
+            self.worker_patch(job, md5=hashlib.md5(program.body).hexdigest())
+        for name, text in logs.items():
+            if text:
+                self.worker_put(job[name], text.encode())
+        if scoring and exit_code != 0:
+            self.worker_patch(job, status="Failed", status_details=f"program_rc={exit_code}")
+            return
+        self.worker_patch(job, status="Finished" if scoring else "Scoring")
+        if scoring:
+            scores = json.loads((output / "scores.json").read_text())
+            self.api("POST", f"{job['submissions_api_url']}/upload_submission_scores/{job['id']}/",
+                     json_body={"secret": str(job["secret"]), "scores": scores})
+        metadata = {"exitCode": exit_code, "elapsedTime": 1.0, "ingestionExitCode": None,
+                    "ingestionElapsedTime": None}
+        (output / "metadata").write_text(yaml.dump(metadata, default_flow_style=False))
+        self.worker_put(job["scoring_result" if scoring else "prediction_result"], zip_folder_bytes(output))
+
+    def run_as_worker(self, submission_id: int, prediction_output: Path, scoring_output: Path,
+                      logs: dict[str, str] | None = None, scoring_exit_code: int = 0) -> dict:
+        """Both steps of a submission as the compute worker runs them (the scoring job is the one the site
+        sends when the prediction step reports Scoring); the submission as the API then shows it."""
+        logs = logs or {}
+        prediction = self.take_job(submission_id, False)
+        self.run_step(prediction, prediction_output, {k: v for k, v in logs.items() if k.startswith("prediction")})
+        scoring = self.take_job(submission_id, True)
+        self.run_step(scoring, scoring_output, {k: v for k, v in logs.items() if k.startswith("scoring")},
+                      exit_code=scoring_exit_code)
+        return self.api("GET", f"submissions/{submission_id}/", token=self.organiser.token)
+
+
+def start_site(root: Path) -> dict:
+    """tests/codabench_site.py start: its JSON line."""
+    done = subprocess.run([sys.executable, str(SITE_SCRIPT), "start", "--dir", str(root)],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(f"the site did not start:\n{done.stderr[-4000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def site_from(state: dict) -> CodabenchSite:
+    broker = state["broker"]  # redis://127.0.0.1:PORT/DB
+    port, db = broker.rsplit(":", 1)[1].split("/")
+    return CodabenchSite(url=state["url"], organiser=User(**state["organiser"]),
+                         participants=[User(**p) for p in state["participants"]],
+                         redis_port=int(port), broker_db=int(db), root=Path(state["dir"]))
+
+
+@pytest.fixture(scope="session")
+def codabench_site() -> CodabenchSite:
+    """The running site (started here and stopped after the session, unless CODABENCH_SITE_DIR names one
+    that make test-codabench started and stops)."""
+    given = os.environ.get("CODABENCH_SITE_DIR")
+    root = Path(given) if given else REPO_ROOT / "build" / "codabench-pytest"
+    site = site_from(start_site(root))
+    yield site
+    if not given:
+        subprocess.run([sys.executable, str(SITE_SCRIPT), "stop", "--dir", str(root)], check=False)
