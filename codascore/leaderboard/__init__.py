@@ -19,8 +19,7 @@ from ..board import Board, Evidence
 from ..errors import ReferenceDataError
 from .evidence import stack
 from .inputs import Inputs, read_inputs
-from .statistics import (Pairwise, Ranking, Replicates, bootstrap, kendall_taus, ranking, ranks, rules_of,
-                         wilcoxon_pairs)
+from .statistics import Pairwise, Ranking, Replicates, bootstrap, kendall_taus, ranking, ranks, wilcoxon_pairs
 
 __all__ = ["Analysis", "analyse", "leaderboard"]
 
@@ -77,7 +76,7 @@ def leaderboard(inputs: list[Path], out: Path, names: list[str] | None = None, t
     board = task_obj.final_board({**config, **(settings or {})})
     if board is None:
         raise ReferenceDataError(f"task {task_obj.name} has no final leaderboard (Task.final_board gives none)")
-    if getattr(board, "needs_reference", False):  # a rule's truth that details.json does not hold
+    if board.needs_reference:  # a rule's truth that details.json does not hold
         if reference is None:
             raise ReferenceDataError(f"task {task_obj.name}'s official rule reads the task's reference data: "
                                      "give its folder with --reference DIR")
