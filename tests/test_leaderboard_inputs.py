@@ -252,3 +252,30 @@ def test_a_board_that_reads_the_reference_data_is_given_it_or_refused(tmp_path, 
     reference = project_data / "reference_data" / TASK
     assert run(*inputs, "--reference", reference, "--replicates", 5, "--out", tmp_path / "out") == 0
     assert read == [reference]
+
+
+def test_a_fetch_folder_ranks_each_teams_chosen_submission_and_names_the_others(tmp_path, board):
+    """codascore fetch's folder (docs/end_of_competition.md): the submission the manifest chose per team,
+    not the team's other submissions; a team whose chosen one was not scored is named on the page."""
+    out = tmp_path / "fetched"
+    submissions, teams = {}, {}
+    for number, (name, offset, status, chosen) in enumerate((("alice", 0.5, "scored", True),
+                                                              ("alice", 0.0, "scored", False),
+                                                              ("bob", 0.2, "scored", True),
+                                                              ("carol", 0.9, "invalid", True)), start=1):
+        folder = f"submissions/{name}/{number}"
+        path = out / folder / "details.json"
+        path.parent.mkdir(parents=True)
+        path.write_text(json.dumps(details(rows(offset), status=status)))
+        submissions[str(number)] = {"id": number, "team": name, "folder": folder, "status": "Finished"}
+        if chosen:
+            teams[name] = {"submission": number, "why": "on the leaderboard"}
+    (out / "manifest.json").write_text(json.dumps({"format": "codascore-fetch", "submissions": submissions,
+                                                   "teams": teams}))
+    assert run(out, "--replicates", 20, "--out", tmp_path / "board") == 0
+    ranking = read_csv(tmp_path / "board" / "ranking.csv")
+    mean = {offset: sum(row["value"] for row in rows(offset)) / len(UNITS) for offset in (0.5, 0.0, 0.2)}
+    assert [row["team"] for row in ranking] == ["alice", "bob"]
+    assert float(ranking[0]["score"]) == pytest.approx(mean[0.5])  # the chosen one, not alice's other
+    assert float(ranking[1]["score"]) == pytest.approx(mean[0.2])
+    assert "carol" in (tmp_path / "board" / "leaderboard.html").read_text()

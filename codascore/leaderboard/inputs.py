@@ -43,6 +43,19 @@ class Inputs:
     left_out: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
+#: The manifest of a ``codascore fetch`` folder (docs/end_of_competition.md#the-folder-fetch-writes).
+FETCH_MANIFEST, FETCH_FORMAT = "manifest.json", "codascore-fetch"
+
+
+def is_fetch(path: Path) -> bool:
+    if not (path.is_dir() and (path / FETCH_MANIFEST).is_file()):
+        return False
+    try:
+        return json.loads((path / FETCH_MANIFEST).read_text(encoding="utf-8")).get("format") == FETCH_FORMAT
+    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
+        return False
+
+
 def is_judgement(path: Path) -> bool:
     return path.is_dir() and (path / JUDGE_RESULTS).is_file() and (path / JUDGE_DATABASE).is_file()
 
@@ -54,10 +67,11 @@ def read_inputs(paths: list[Path], names: list[str] | None = None, task: str | N
     for path in paths:
         if not path.exists():
             raise UsageError(f"{path}: no such file or folder")
-    if any(is_judgement(p) for p in paths):
+    if any(is_judgement(p) or is_fetch(p) for p in paths):
         if len(paths) != 1 or names:
-            raise UsageError("a judgement's output folder is read alone, without --names (its teams are named)")
-        teams, left_out = judgement_teams(paths[0], task)
+            raise UsageError("a judgement's or a fetch's output folder is read alone, without --names (its teams "
+                             "are named)")
+        teams, left_out = judgement_teams(paths[0], task) if is_judgement(paths[0]) else fetched_teams(paths[0])
     else:
         teams, left_out = downloaded_teams(paths, names), {}
     if not teams:
@@ -179,6 +193,41 @@ def judgement_teams(out: Path, task: str | None) -> tuple[list[TeamFiles], dict[
         # the store's digest (of the one reference folder the judge ran with), else the files' own
         team.reference = digests.get(team.name) or details_reference(team)
     return teams, {name: why for name, why in unscored.items() if name not in files}
+
+
+def fetched_teams(out: Path) -> tuple[list[TeamFiles], dict[str, str]]:
+    """The teams of a ``codascore fetch`` folder: each team's chosen submission (the one on the leaderboard,
+    else as the manifest's ``teams`` says) and its details.json; a team without a scored one is left out
+    with the reason."""
+    manifest = json.loads((out / FETCH_MANIFEST).read_text(encoding="utf-8"))
+    submissions, teams, left_out = manifest.get("submissions") or {}, [], {}
+    for name, entry in sorted((manifest.get("teams") or {}).items()):
+        record = submissions.get(str(entry.get("submission")))
+        if record is None:
+            left_out[name] = entry.get("why") or "no submission"
+            continue
+        path = out / record.get("folder", "") / DETAILS
+        if not path.is_file():
+            left_out[name] = f"submission {record.get('id')} ({record.get('status')}): no {DETAILS} fetched"
+            continue
+        details = read_details_or_none(path)
+        if details is None:
+            left_out[name] = f"submission {record.get('id')}: not scored"
+            continue
+        teams.append(TeamFiles(name, [(path, details)]))
+    for team in teams:
+        team.reference = details_reference(team)
+    return teams, left_out
+
+
+def read_details_or_none(path: Path) -> dict | None:
+    """read_details, or None for a details.json of a submission that was not scored."""
+    try:
+        return read_details(path)
+    except ReferenceDataError as exc:
+        if "field 'status'" in str(exc):
+            return None
+        raise
 
 
 def read_results(out: Path) -> list[dict]:
