@@ -239,9 +239,8 @@ class CodabenchSite:
         """One run of the upload verb in this process, its token in a file (--token-file)."""
         from codascore import cli
 
-        token_file = self.root / "organiser.token"
-        if not token_file.is_file():
-            token_file.write_text(self.organiser.token + "\n")
+        token_file = self.root / "organiser.token"  # written each time: a site started again has new tokens
+        token_file.write_text(self.organiser.token + "\n")
         argv = ["upload", str(path), "--site", self.url, "--token-file", str(token_file)] + (["--force"] * force)
         out, err = io.StringIO(), io.StringIO()
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

@@ -389,6 +389,7 @@ def test_the_judge_scores_what_fetch_got_as_the_platform_did(codabench_site, sco
                     progress=said.append)
     assert summary.finished
     rows = {row["team"]: row for row in csv.DictReader(summary.results.open())}
+    assert all(row["state"] == "done" for row in rows.values()), summary.results.read_text()
     for submission in submissions.values():
         team = manifest["submissions"][str(submission["id"])]["team"]
         for score in submission["scores"]:
