@@ -1,7 +1,8 @@
 """``codascore check --platform-only`` agrees with the real platform's unpacker (marker codabench).
 
 Every zip here goes both through the live site's upload (tests/codabench_site.py: the unmodified snapshot's
-unpacker, v2 and v1.5 parsers) and through ``check --platform-only``: the platform finishes exactly the
+unpacker, v2 and v1.5 parsers), with ``codascore upload --force`` (once per zip in the session), and
+through ``check --platform-only``: the platform finishes exactly the
 zips the checker passes, and for every zip it refuses, the rule id of the platform's own text
 (``refusal_of(details)``) is among the ids of the checker's errors, so the checker's rule covers it.
 
@@ -30,16 +31,18 @@ pytestmark = pytest.mark.codabench
 
 
 def assert_agreement(site, bundle: Path) -> None:
+    """The zip uploaded with codascore upload --force (once in the session), its outcome against the
+    checker's."""
     report = checker.check_bundle(bundle, platform_only=True)
-    status = site.upload_bundle_once(bundle)
-    assert status["status"] in ("Finished", "Failed"), status
-    refused = status["status"] == "Failed"
-    assert refused == (not report.ok), (f"{bundle.name}: the platform says {status['status']} "
-                                        f"({status['details']!r}); the checker says:\n"
+    upload = site.upload_bundle_once(bundle, force=True)
+    assert upload.status in ("Finished", "Failed"), upload.status
+    refused = upload.status == "Failed"
+    assert refused == (not report.ok), (f"{bundle.name}: the platform says {upload.status} "
+                                        f"({upload.details!r}); the checker says:\n"
                                         + "\n".join(str(f) for f in report.findings))
     if refused:
-        rule = refusal_of(status["details"])
-        assert rule is not None, f"the platform's text is not a known refusal: {status['details']!r}"
+        rule = refusal_of(upload.details)
+        assert rule is not None, f"the platform's text is not a known refusal: {upload.details!r}"
         assert rule in {f.rule_id for f in report.errors}, (rule, [f.rule_id for f in report.errors])
 
 

@@ -1,9 +1,10 @@
 """The harness of tests/codabench_site.py against the real platform (marker codabench, make test-codabench).
 
 - The platform's own test bundles (``tests/test_files/competitions/*.zip`` of the snapshot) and every zip
-  of ``make bundle`` go through the upload page's four requests, and each competition read back from the
-  API has the phases, tasks and leaderboard columns its YAML says (read here as the platform's v2 or v1.5
-  parser reads it).
+  of ``make bundle`` are uploaded with ``codascore upload`` (once per zip in the session, shared with
+  tests/test_platform_site.py and tests/test_codabench_checker_agreement.py), and each competition read
+  back from the API has the phases, tasks and leaderboard columns its YAML says (read here as the
+  platform's v2 or v1.5 parser reads it); a bundle the platform refuses gets its own text.
 - Participants' submissions on a phase, given the scores of real ``codascore run`` scorings the way the
   compute worker reports them: the API then shows those scores, the leaderboard ranks them, and the files
   the worker stored come back byte-identical.
@@ -100,9 +101,19 @@ def stored_view(site, competition_id: int) -> dict:
 
 
 def upload_and_compare(site, bundle: Path) -> None:
-    status = site.upload_bundle_once(bundle)
-    assert status["status"] == "Finished", f"{bundle.name}: {status['details']}"
-    assert stored_view(site, status["resulting_competition"]) == expected_view(yaml_of(bundle))
+    upload = site.upload_bundle_once(bundle)
+    assert upload.status == "Finished", f"{bundle.name}: {upload.stderr}"
+    assert stored_view(site, upload.competition_id) == expected_view(yaml_of(bundle))
+
+
+def refused_bundle(folder: Path) -> Path:
+    """A bundle without `version`: the platform's v1.5 parser reads it and wants `html` pages. Its bytes are
+    the same in every test (a fixed date), so the session uploads it once."""
+    bundle = folder / "no_version.zip"
+    with zipfile.ZipFile(bundle, "w") as archive:
+        archive.writestr(zipfile.ZipInfo("competition.yaml", date_time=(2020, 1, 1, 0, 0, 0)),
+                         "title: t\nimage: logo.png\n")
+    return bundle
 
 
 @pytest.mark.parametrize("name", platform_bundle_names())
@@ -116,13 +127,9 @@ def test_every_bundle_of_make_bundle_unpacks_as_its_yaml_says(codabench_site, ma
 
 
 def test_a_refused_bundle_gets_the_platforms_own_text(codabench_site, tmp_path):
-    """A bundle without `version` goes to the v1.5 parser, which wants `html` pages."""
-    bundle = tmp_path / "no_version.zip"
-    with zipfile.ZipFile(bundle, "w") as archive:
-        archive.writestr("competition.yaml", "title: t\nimage: logo.png\n")
-    status = codabench_site.upload_bundle(bundle)
-    assert status["status"] == "Failed"
-    assert status["details"] == "HTML pages could not be found in the yaml file"
+    upload = codabench_site.upload_bundle_once(refused_bundle(tmp_path), force=True)
+    assert upload.status == "Failed"
+    assert upload.details == "HTML pages could not be found in the yaml file"
 
 
 # --------------------------------------------------------------------------- submissions and the worker
@@ -157,8 +164,8 @@ def scored_phase(codabench_site, made_bundles, scored_runs, project_data, tmp_pa
     """The weak lensing competition with one submission per sample on its first phase, each run through
     both worker steps with its real scoring run's outputs; (competition id, phase id, {sample: submission})."""
     site = codabench_site
-    status = site.upload_bundle(made_bundles / "weak_lensing.zip")
-    competition = site.competition(status["resulting_competition"])
+    upload = site.upload_bundle_once(made_bundles / "weak_lensing.zip")
+    competition = site.competition(upload.competition_id)
     phase = min(competition["phases"], key=lambda p: p["index"])
     site.publish(competition["id"])
     submissions = {}

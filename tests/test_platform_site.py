@@ -21,7 +21,6 @@ import json
 import re
 import threading
 import urllib.request
-import zipfile
 from pathlib import Path
 
 import pytest
@@ -31,8 +30,8 @@ pytest.importorskip("codabench_fixture", reason="the real site's harness (tests/
 from codabench_fixture import SITE_SCRIPT, codabench_site  # noqa: E402,F401  (the fixture)
 from codabench_fixture import http as site_request  # noqa: E402
 from test_codabench_site import (BUNDLE_NAMES, SAMPLES, TASK, expected_view, made_bundles,  # noqa: E402,F401
-                                 platform_bundle, platform_bundle_names, scored_phase, scored_runs, stored_view,
-                                 yaml_of, zip_sample)
+                                 platform_bundle, platform_bundle_names, refused_bundle, scored_phase, scored_runs,
+                                 stored_view, yaml_of, zip_sample)
 
 from codascore import cli
 from codascore.judge.teams import read_teams
@@ -53,38 +52,36 @@ def run_cli(capsys, monkeypatch, token: str | None, *argv: str) -> tuple[int, st
     return code, out, err
 
 
-def upload_with_codascore(site, bundle: Path, capsys, monkeypatch, *options: str) -> tuple[int, str, str]:
-    return run_cli(capsys, monkeypatch, site.organiser.token, "upload", str(bundle), "--site", site.url, *options)
-
-
 # --------------------------------------------------------------------------- upload
+# codascore upload runs once per zip in the session (codabench_site.upload_bundle_once, shared with
+# tests/test_codabench_site.py): these tests read what it printed, and the competition it made.
 
-def check_uploaded(site, bundle: Path, capsys, monkeypatch) -> None:
-    code, out, err = upload_with_codascore(site, bundle, capsys, monkeypatch)
-    assert code == 0, err
-    found = re.fullmatch(r"competition (\d+): (\S+)\n", out)
+def check_uploaded(site, bundle: Path) -> None:
+    upload = site.upload_bundle_once(bundle)
+    assert upload.code == 0, upload.stderr
+    found = re.fullmatch(r"competition (\d+): (\S+)\n", upload.stdout)
     assert found and found.group(2) == f"{site.url}/competitions/{found.group(1)}/"
-    assert "unpacking: Finished" in err and f"{bundle.stat().st_size}/{bundle.stat().st_size} bytes" in err
+    size = bundle.stat().st_size
+    assert "unpacking: Finished" in upload.stderr and f"{size}/{size} bytes" in upload.stderr
     assert stored_view(site, int(found.group(1))) == expected_view(yaml_of(bundle))
 
 
 @pytest.mark.parametrize("name", platform_bundle_names())
-def test_codascore_uploads_the_platforms_own_bundles(codabench_site, tmp_path, capsys, monkeypatch, name):
-    check_uploaded(codabench_site, platform_bundle(name, tmp_path), capsys, monkeypatch)
+def test_codascore_uploads_the_platforms_own_bundles(codabench_site, tmp_path, name):
+    check_uploaded(codabench_site, platform_bundle(name, tmp_path))
 
 
 @pytest.mark.parametrize("name", BUNDLE_NAMES)
-def test_codascore_uploads_every_bundle_of_make_bundle(codabench_site, made_bundles, capsys, monkeypatch, name):
-    check_uploaded(codabench_site, made_bundles / f"{name}.zip", capsys, monkeypatch)
+def test_codascore_uploads_every_bundle_of_make_bundle(codabench_site, made_bundles, name):
+    check_uploaded(codabench_site, made_bundles / f"{name}.zip")
 
 
-def test_a_refused_bundle_shows_the_platforms_own_text(codabench_site, tmp_path, capsys, monkeypatch):
-    bundle = tmp_path / "no_version.zip"
-    with zipfile.ZipFile(bundle, "w") as archive:
-        archive.writestr("competition.yaml", "title: t\nimage: logo.png\n")
-    code, out, err = upload_with_codascore(codabench_site, bundle, capsys, monkeypatch, "--force")
-    assert code == 1 and out == ""
-    assert "the site refused the bundle: HTML pages could not be found in the yaml file" in err
+def test_a_refused_bundle_shows_the_platforms_own_text(codabench_site, tmp_path):
+    """The checker refuses it too (no --force: not uploaded); --force sends it, and the platform's text is
+    what the user reads."""
+    upload = codabench_site.upload_bundle_once(refused_bundle(tmp_path), force=True)
+    assert upload.code == 1 and upload.stdout == ""
+    assert "the site refused the bundle: HTML pages could not be found in the yaml file" in upload.stderr
 
 
 # --------------------------------------------------------------------------- fetch and leaderboard
@@ -392,6 +389,7 @@ def test_the_judge_scores_what_fetch_got_as_the_platform_did(codabench_site, sco
                     progress=said.append)
     assert summary.finished
     rows = {row["team"]: row for row in csv.DictReader(summary.results.open())}
+    assert all(row["state"] == "done" for row in rows.values()), summary.results.read_text()
     for submission in submissions.values():
         team = manifest["submissions"][str(submission["id"])]["team"]
         for score in submission["scores"]:
