@@ -28,7 +28,6 @@ import argparse
 import hashlib
 import json
 import os
-import pwd
 import shutil
 import signal
 import socket
