@@ -102,13 +102,14 @@ def check_ingestion_outcome(res_dir: Path) -> None:
                               f"nothing to score")
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Write text to path via a temporary file in the same folder and a rename."""
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write text (UTF-8) or bytes to path via a temporary file in the same folder and a rename: a reader,
+    or a process killed meanwhile, never leaves half a file under path's name."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
+        with (os.fdopen(fd, "wb") if isinstance(data, bytes) else os.fdopen(fd, "w", encoding="utf-8")) as handle:
+            handle.write(data)
         os.chmod(tmp, 0o644)  # mkstemp makes 0600; outputs are meant to be read
         os.replace(tmp, path)
     except BaseException:

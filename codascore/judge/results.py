@@ -6,10 +6,11 @@ one."""
 from __future__ import annotations
 
 import csv
+import io
 import json
-import os
-import tempfile
 from pathlib import Path
+
+from ..codabench import write_atomic
 
 from .store import Store
 
@@ -59,16 +60,10 @@ def write_results(store: Store, out: Path, task: str | None = None,
 
 
 def write_csv_atomic(path: Path, columns: list[str], rows: list[dict]) -> None:
-    """Write rows as a CSV with these columns (a missing value empty) through a temporary file beside path,
-    then os.replace: a reader never sees half a file."""
-    handle = tempfile.NamedTemporaryFile("w", newline="", dir=Path(path).parent, prefix=f".{Path(path).stem}.",
-                                         suffix=".csv", delete=False)
-    try:
-        with handle:
-            writer = csv.DictWriter(handle, columns, restval="")
-            writer.writeheader()
-            writer.writerows(rows)
-        os.replace(handle.name, path)
-    except BaseException:
-        Path(handle.name).unlink(missing_ok=True)
-        raise
+    """Write rows as a CSV with these columns (a missing value empty) atomically (codabench.write_atomic):
+    a reader never sees half a file."""
+    text = io.StringIO(newline="")
+    writer = csv.DictWriter(text, columns, restval="")
+    writer.writeheader()
+    writer.writerows(rows)
+    write_atomic(Path(path), text.getvalue())

@@ -25,6 +25,7 @@ import zipfile
 from pathlib import Path
 from typing import Callable
 
+from ..codabench import write_atomic
 from ..errors import PlatformAuthError, PlatformError
 from ..judge.teams import FETCH_NOTES
 from ._http import Http, Progress
@@ -132,7 +133,7 @@ class PhaseFetch:
             if data is None:
                 record["missing"][name] = "scoring_result.zip holds no " + name
                 continue
-            write_bytes_atomic(folder / name, data)
+            write_atomic(folder / name, data)
             record["files"][name] = {"size": len(data), "sha256": sha256_of(data), "from": "scoring_result.zip"}
 
     def link_teams(self) -> None:
@@ -213,13 +214,6 @@ def member_bytes(archive_path: Path, name: str) -> bytes | None:
 
 def sha256_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
-
-
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    part = path.with_name(path.name + ".part")
-    with open(part, "wb") as handle:
-        handle.write(data)
-    os.replace(part, path)
 
 
 def place_file(source: Path, dest: Path) -> None:

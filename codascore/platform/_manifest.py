@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
 import re
 from pathlib import Path
 
+from ..codabench import write_atomic
 from ..judge.teams import file_sha256
 
 MANIFEST = "manifest.json"
@@ -39,19 +39,10 @@ def load_manifest(out: Path) -> dict | None:
 
 
 def write_json_atomic(path: Path, data) -> None:
-    """Write data as JSON to path through a temporary name in the same folder (this process's: open()
-    gives it the usual permissions), then os.replace."""
+    """Write data as JSON to path atomically (codabench.write_atomic), making its folder first."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    part = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(part, "w") as handle:
-            json.dump(data, handle, indent=1, sort_keys=True)
-            handle.write("\n")
-        os.replace(part, path)
-    except BaseException:
-        part.unlink(missing_ok=True)
-        raise
+    write_atomic(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
 def is_intact(path: Path, record: dict | None) -> bool:
