@@ -34,6 +34,7 @@ import socket
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 import tomllib
 import urllib.error
@@ -136,9 +137,21 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
+def pg_folder(root: Path) -> Path:
+    """The server's folder (data, socket, log). As root the server runs as the postgres user, who may not
+    reach ROOT (a clone in a private temporary folder, mode 0700): the folder then lies in the system's
+    temporary folder, named after ROOT."""
+    if os.geteuid() != 0:
+        return root / "postgres"
+    digest = hashlib.sha256(str(Path(root).resolve()).encode()).hexdigest()[:16]
+    return Path(tempfile.gettempdir()) / f"codascore-postgres-{digest}"
+
+
 def run_as_pg(args: list[str]) -> None:
-    """A PostgreSQL command as the postgres user when this runs as root (the server refuses root)."""
-    done = subprocess.run(args, user=PG_USER if os.geteuid() == 0 else None, capture_output=True, text=True)
+    """A PostgreSQL command as the postgres user when this runs as root (the server refuses root), from a
+    folder that user can enter."""
+    done = subprocess.run(args, user=PG_USER if os.geteuid() == 0 else None, capture_output=True, text=True,
+                          cwd="/")
     if done.returncode != 0:
         raise RuntimeError(f"{Path(args[0]).name} exited {done.returncode}: {done.stdout}{done.stderr}")
 
@@ -156,7 +169,7 @@ def pg_binary(name: str) -> str:
 def start_postgres(root: Path, port: int) -> None:
     """initdb once (trust authentication; ROOT/postgres owned by the server's user: data, socket and log),
     then pg_ctl start on PORT of 127.0.0.1."""
-    folder = root / "postgres"
+    folder = pg_folder(root)
     data = folder / "data"
     folder.mkdir(exist_ok=True)
     if os.geteuid() == 0:
@@ -170,7 +183,7 @@ def start_postgres(root: Path, port: int) -> None:
 
 
 def stop_postgres(root: Path) -> None:
-    data = root / "postgres" / "data"
+    data = pg_folder(root) / "data"
     if (data / "postmaster.pid").exists():
         run_as_pg([pg_binary("pg_ctl"), "stop", "-w", "-m", "fast", "-D", str(data)])
 
@@ -262,14 +275,14 @@ def manage(python: Path, site: Path, env: dict, *args: str) -> str:
 
 
 def psql(root: Path, port: int, sql: str) -> None:
-    run_as_pg([pg_binary("psql"), "-h", str(root / "postgres"), "-p", str(port), "-U", "postgres", "-d", "postgres",
+    run_as_pg([pg_binary("psql"), "-h", str(pg_folder(root)), "-p", str(port), "-U", "postgres", "-d", "postgres",
                "-v", "ON_ERROR_STOP=1", "-q", "-c", sql])
 
 
 def fresh_database(python: Path, site: Path, env: dict, root: Path, port: int, snapshot_hash: str) -> None:
     """The site's database, empty as after a fresh install: a copy of a migrated template (migrated once per
     snapshot), since moto's buckets start empty too and files must match the rows that name them."""
-    marker, key = root / "postgres" / "migrated", f"{snapshot_hash} {TEMPLATE_DB}"
+    marker, key = pg_folder(root) / "migrated", f"{snapshot_hash} {TEMPLATE_DB}"
     if not marker.is_file() or marker.read_text() != key:
         psql(root, port, f"DROP DATABASE IF EXISTS {TEMPLATE_DB}")
         psql(root, port, f"CREATE DATABASE {TEMPLATE_DB}")
