@@ -13,6 +13,8 @@ from pathlib import Path
 
 from . import containers
 from .competition import project_root
+from .formats.outputs import PAGE
+from .formats.run_folder import scoring_output
 from .outcomes import ExitCode, Outcome, scoring_outcome
 from .registry import all_tasks, get_task
 from .runner import RunResult, format_run, run
@@ -112,7 +114,7 @@ def write_index(out: Path, results: list[RunResult]) -> Path:
         keys += [k for k in result.scores if k not in keys]
     rows = []
     for r in results:
-        page = r.run_dir / "scoring" / "output" / "detailed_results.html"
+        page = scoring_output(r.run_dir) / PAGE
         link = (f"<a href='{html.escape(os.path.relpath(page, out))}'>report</a>" if page.is_file() else "")
         rows.append(f"<tr><td>{html.escape(r.task)}</td><td>{html.escape(r.submission)}</td>"
                     f"<td>{html.escape(outcome(r)[0])}</td>{_number_cell(r.elapsed, '.1f')}"

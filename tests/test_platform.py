@@ -23,12 +23,13 @@ from codascore.checker.schema import Finding
 from codascore.commands.platform import covering_findings
 from codascore.errors import (NotCodabenchError, PlatformAuthError, PlatformRequestError, PlatformServerError,
                               PlatformTimeout, SiteUnreachable, TransferInterrupted, UsageError)
-from codascore.judge.results import write_csv_atomic
-from codascore.judge.teams import FETCH_NOTES, read_teams
+from codascore.formats.atomic import write_csv_atomic, write_json_atomic
+from codascore.formats.fetch import NOTES
+from codascore.judge.teams import read_teams
 from codascore.outcomes import ExitCode, exit_code_of_error
 from codascore.platform import _auth
 from codascore.platform._http import Http
-from codascore.platform._manifest import choose_team_submission, is_late, reusable, write_json_atomic
+from codascore.platform._manifest import choose_team_submission, is_late, reusable
 
 BODY = bytes(range(256)) * 40
 
@@ -264,7 +265,7 @@ def test_the_judge_flags_a_submission_made_after_the_end(tmp_path):
     for team in ("early", "late"):
         with zipfile.ZipFile(tmp_path / f"{team}.zip", "w") as archive:
             archive.writestr("answer.txt", team)
-    write_json_atomic(tmp_path / FETCH_NOTES, {
+    write_json_atomic(tmp_path / NOTES, {
         "early": {"submission": 1, "created_when": "2026-01-01T00:00:00Z", "late": False, "phase_end": "2026-02-01"},
         "late": {"submission": 2, "created_when": "2026-02-03T00:00:00Z", "late": True, "phase_end": "2026-02-01"}})
     teams, skipped = read_teams(tmp_path)

@@ -199,7 +199,7 @@ def site_leaderboard(args) -> ExitCode:
     board = site.leaderboard(int(args.phase), args.competition)
     header, rows = board.csv_rows()
     if args.out:
-        from ..judge.results import write_csv_atomic
+        from ..formats.atomic import write_csv_atomic
 
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         write_csv_atomic(Path(args.out), header, rows)

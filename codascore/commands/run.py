@@ -60,5 +60,8 @@ class Run(Command):
                      container=container, observer=TerminalView())
         print(format_run(result))
         if result.scored:
-            print(f"report: {result.run_dir / 'scoring' / 'output' / 'detailed_results.html'}")
+            from ..formats.outputs import PAGE
+            from ..formats.run_folder import scoring_output
+
+            print(f"report: {scoring_output(result.run_dir) / PAGE}")
         return exit_code_of(result.outcome)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from .store import DONE, FAILED, INFRASTRUCTURE, PENDING, RUNNING, STATES, Store
+from ..formats.judgement import DONE, FAILED, INFRASTRUCTURE, PENDING, RUNNING, STATES, Judgement
 
 
 class Progress:
@@ -47,7 +47,7 @@ def format_duration(seconds: float) -> str:
     return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
 
 
-def status_table(store: Store) -> str:
+def status_table(store: Judgement) -> str:
     """The units per task and team in each state, the totals, and the entries skipped with their reasons."""
     rows = store.rows()
     if not rows:

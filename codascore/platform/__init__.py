@@ -20,11 +20,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable
 
+from ..formats.fetch import MANIFEST, load_manifest
 from ._auth import PASSWORD_VARIABLE, TOKEN_VARIABLE, find_token
 from ._fetch import PhaseFetch, summary_line
 from ._http import RETRIES, TIMEOUT, Http, Progress
 from ._leaderboard import EXACT, ROUNDED, Leaderboard, read_leaderboard
-from ._manifest import MANIFEST, load_manifest
 from ._rerun import rerun_phase, rerun_submission, wait_for_states
 from ._upload import Uploaded, upload_bundle
 

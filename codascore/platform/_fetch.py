@@ -1,14 +1,5 @@
 """Every submission of a phase, downloaded with what the platform keeps of it, into the folder
-``codascore judge`` reads (docs/end_of_competition.md#the-folder-fetch-writes)::
-
-    OUT/manifest.json                      every submission: ids, owner, date, status, scores, files
-                                           (size, sha256), what was not available and why, late or not
-    OUT/submissions/<team>/<id>/           one folder per team and submission: submission.zip,
-                                           submission.json, prediction_result.zip, scoring_result.zip,
-                                           details.json and scores.json (from scoring_result.zip),
-                                           detailed_result.html, logs/<name>.txt
-    OUT/teams/<team>.zip                   the team's submission for the judge (one per team)
-    OUT/teams/.codascore-fetch.json        what the judge shows beside it (a submission after the end)
+``codascore judge`` reads (its format: codascore/formats/fetch.py; docs/end_of_competition.md#the-folder-fetch-writes).
 
 The API calls: ``GET /api/phases/<id>/`` (the phase's dates and what it hides), ``GET
 /api/submissions/?phase=<id>`` (an organiser sees every participant's; anyone else their own), and for each
@@ -25,18 +16,16 @@ import zipfile
 from pathlib import Path
 from typing import Callable
 
-from ..codabench import write_atomic
 from ..errors import PlatformAuthError, PlatformError
-from ..judge.teams import FETCH_NOTES
+from ..formats.atomic import write_atomic, write_json_atomic
+from ..formats.fetch import (LOGS, MANIFEST, NOTES, PLATFORM_FILES, SCORING_RESULT, SUBMISSION_RECORD, SUBMISSION_ZIP,
+                             SUBMISSIONS, TEAMS, load_manifest, new_manifest, team_zip)
+from ..formats.outputs import DETAILS, SCORES
 from ._http import Http, Progress
-from ._manifest import (MANIFEST, choose_team_submission, is_late, load_manifest, new_manifest, reusable,
-                        safe_name, write_json_atomic)
+from ._manifest import choose_team_submission, is_late, reusable, safe_name
 
-#: The files of get_details, each under the name it gets in the submission's folder.
-RESULT_FILES = (("data_file", "submission.zip"), ("prediction_result", "prediction_result.zip"),
-                ("scoring_result", "scoring_result.zip"), ("detailed_result", "detailed_result.html"))
 #: The files of the scoring output copied out of scoring_result.zip beside it.
-SCORING_OUTPUTS = ("details.json", "scores.json")
+SCORING_OUTPUTS = (DETAILS, SCORES)
 
 
 class PhaseFetch:
@@ -72,7 +61,7 @@ class PhaseFetch:
 
     def fetch_submission(self, submission: dict, phase: dict, counter: str) -> None:
         team = safe_name(submission.get("owner") or "unknown")
-        folder = self.out / "submissions" / team / str(submission["id"])
+        folder = self.out / SUBMISSIONS / team / str(submission["id"])
         status = str(submission.get("status") or "")
         old = self.old.get("submissions", {}).get(str(submission["id"]))
         record = submission_record(submission, team, folder.relative_to(self.out).as_posix(), phase)
@@ -80,7 +69,7 @@ class PhaseFetch:
         flag = " (made after the phase's end)" if record["late"] else ""
         self.say(f"{counter} {team} #{submission['id']} {status}{flag}")
         folder.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(folder / "submission.json", {k: v for k, v in record.items() if k != "files"})
+        write_json_atomic(folder / SUBMISSION_RECORD, {k: v for k, v in record.items() if k != "files"})
         self.save()
         for name, url, reason in self.file_addresses(submission, phase):
             if url is None:
@@ -110,31 +99,30 @@ class PhaseFetch:
             details = self.http.json("GET", f"api/submissions/{submission['id']}/get_details/", doing)
         except PlatformAuthError as exc:  # a phase hiding its output from non-organisers
             reason = f"the platform refused: {exc.message}"
-            return [(name, None, reason) for _, name in RESULT_FILES]
+            return [(name, None, reason) for _, name in PLATFORM_FILES]
         files = []
-        for key, name in RESULT_FILES:
+        for key, name in PLATFORM_FILES:
             files.append((name, details.get(key), missing_reason(key, submission, phase)))
         for log in details.get("logs") or []:
-            files.append((f"logs/{safe_name(log.get('name'), 'log')}.txt", log.get("data_file"), "no address"))
+            files.append((f"{LOGS}/{safe_name(log.get('name'), 'log')}.txt", log.get("data_file"), "no address"))
         if not details.get("logs"):
-            files.append(("logs/", None, missing_reason("logs", submission, phase)))
+            files.append((f"{LOGS}/", None, missing_reason("logs", submission, phase)))
         return files
 
     def extract_scoring_outputs(self, folder: Path, record: dict) -> None:
         """details.json and scores.json copied out of scoring_result.zip (when it holds them)."""
-        archive_path = folder / "scoring_result.zip"
-        if "scoring_result.zip" not in record["files"]:
+        archive_path = folder / SCORING_RESULT
+        if SCORING_RESULT not in record["files"]:
             for name in SCORING_OUTPUTS:
-                record["missing"][name] = "no scoring_result.zip: " + record["missing"].get(
-                    "scoring_result.zip", "not fetched")
+                record["missing"][name] = f"no {SCORING_RESULT}: " + record["missing"].get(SCORING_RESULT, "not fetched")
             return
         for name in SCORING_OUTPUTS:
             data = member_bytes(archive_path, name)
             if data is None:
-                record["missing"][name] = "scoring_result.zip holds no " + name
+                record["missing"][name] = f"{SCORING_RESULT} holds no {name}"
                 continue
             write_atomic(folder / name, data)
-            record["files"][name] = {"size": len(data), "sha256": sha256_of(data), "from": "scoring_result.zip"}
+            record["files"][name] = {"size": len(data), "sha256": sha256_of(data), "from": SCORING_RESULT}
 
     def link_teams(self) -> None:
         """OUT/teams/<team>.zip for each team (the chosen submission's zip, hard-linked or copied) and the
@@ -142,21 +130,21 @@ class PhaseFetch:
         by_team: dict[str, list[dict]] = {}
         for record in self.manifest["submissions"].values():
             by_team.setdefault(record["team"], []).append(record)
-        teams_dir = self.out / "teams"
+        teams_dir = self.out / TEAMS
         teams_dir.mkdir(parents=True, exist_ok=True)
         notes = {}
         for team, records in sorted(by_team.items()):
             chosen, why = choose_team_submission(records)
             entry = {"why": why, "submission": chosen and chosen["id"]}
             if chosen:
-                source = self.out / chosen["folder"] / "submission.zip"
-                place_file(source, teams_dir / f"{team}.zip")
-                entry |= {"file": f"teams/{team}.zip", "late": chosen["late"],
+                source = self.out / chosen["folder"] / SUBMISSION_ZIP
+                place_file(source, self.out / team_zip(team))
+                entry |= {"file": team_zip(team), "late": chosen["late"],
                           "created_when": chosen["created_when"]}
                 notes[team] = {"submission": chosen["id"], "created_when": chosen["created_when"],
                                "late": chosen["late"], "phase_end": self.manifest["phase"]["end"]}
             self.manifest["teams"][team] = entry
-        write_json_atomic(teams_dir / FETCH_NOTES, notes)
+        write_json_atomic(teams_dir / NOTES, notes)
 
 
 def list_submissions(http: Http, phase_id: int) -> list[dict]:

@@ -26,6 +26,8 @@ import yaml
 
 from .. import containers, zips
 from ..containers import Mount
+from ..formats.outputs import WORKER_METADATA
+from ..formats.run_folder import LOGS, OUTPUT, PREDICTION, SCORING, prediction_output, scoring_output
 from .layout import TaskLayout
 from .worker import materialise, place_submission, program_command, program_folder_zip, read_command, \
     worker_metadata
@@ -98,8 +100,8 @@ def prepare_prediction(layout: TaskLayout, submission: Path, run_dir: Path, max_
     """The prediction step: /app/program, /app/output, /app/data (read-only), /app/input_data when the task
     has input data, /app/ingested_program for the ingestion program; no /app/shared. The submission is
     placed first: SubmissionError when it cannot be (a refused archive, an unreadable metadata.yaml)."""
-    folder, logs = run_dir / "prediction", run_dir / "logs"
-    submission_dir, output, data = folder / "ingested_program", folder / "output", folder / "data"
+    folder, logs = run_dir / PREDICTION, run_dir / LOGS
+    submission_dir, output, data = folder / "ingested_program", prediction_output(run_dir), folder / "data"
     for made in (output, data, logs):
         made.mkdir(parents=True, exist_ok=True)
     place_submission(submission, submission_dir, max_submission_bytes)
@@ -129,7 +131,7 @@ def prediction_stop(prediction: StepRun) -> str:
     prediction that wrote the worker's own file."""
     if prediction.timed_out:
         return f"prediction step exceeded the time limit of {prediction.step.time_limit:g} s"
-    if (prediction.step.output / "metadata").exists():
+    if (prediction.step.output / WORKER_METADATA).exists():
         return "the prediction step wrote output/metadata (the worker's file): Codabench fails the run"
     return ""
 
@@ -137,26 +139,26 @@ def prediction_stop(prediction: StepRun) -> str:
 def push_prediction_output(prediction: StepRun) -> None:
     """What the worker does after the prediction step: output/metadata with the programs' exit codes and
     times, which the scoring step reads as res/metadata."""
-    (prediction.step.output / "metadata").write_text(worker_metadata(prediction.exit_codes, prediction.elapsed))
+    (prediction.step.output / WORKER_METADATA).write_text(worker_metadata(prediction.exit_codes, prediction.elapsed))
 
 
 def prepare_scoring(layout: TaskLayout, run_dir: Path) -> Step:
     """The scoring step: /app/program, /app/input (ref/ and res/, the prediction's output), /app/output,
     /app/shared, /app/data (read-only)."""
-    folder = run_dir / "scoring"
+    folder = run_dir / SCORING
     materialise(program_folder_zip(layout.scoring_program), folder / "program")
     materialise(zips.folder_zip(layout.reference_data), folder / "input" / "ref")
     if layout.reference_config:
         override_task_yaml(folder / "input" / "ref" / "task.yaml", layout.reference_config)
-    materialise(zips.folder_zip(run_dir / "prediction" / "output"), folder / "input" / "res")
-    for name in ("output", "shared", "data"):
+    materialise(zips.folder_zip(prediction_output(run_dir)), folder / "input" / "res")
+    for name in (OUTPUT, "shared", "data"):
         (folder / name).mkdir()
     command = program_command(folder / "program", f"scoring program {layout.scoring_program.name}")
     mounts = (Mount(folder / "program", "/app/program"), Mount(folder / "input", "/app/input"),
               Mount(folder / "output", "/app/output"), Mount(folder / "shared", "/app/shared"),
               Mount(folder / "data", "/app/data", read_only=True))
-    program = Program("program", command, mounts, run_dir / "logs" / "scoring", f"[scoring] {command}")
-    return Step("scoring", folder, (program,), layout.time_limit, folder / "output")
+    program = Program("program", command, mounts, run_dir / LOGS / SCORING, f"[scoring] {command}")
+    return Step(SCORING, folder, (program,), layout.time_limit, scoring_output(run_dir))
 
 
 def override_task_yaml(path: Path, values: dict) -> None:
