@@ -18,6 +18,7 @@ from .errors import ReferenceDataError, UsageError
 
 if TYPE_CHECKING:
     from .board import Board
+    from .plan import JudgePlan
 
 
 def log(message: str) -> None:
@@ -111,23 +112,14 @@ class ScoreGuide:
 
 
 @dataclasses.dataclass(frozen=True)
-class JudgePart:
-    """One part of a code submission's prediction, as ``codascore judge`` runs it (Task.judge_parts).
+class CodeEntry:
+    """How a task's ingestion imports a code submission (what ``codascore pack`` proves under the image's
+    Python, and what a team's environment is checked with): the entry file at the submission's root, and
+    the ingestion's loader (``module:function``) called with the entry's path and ``arguments``."""
 
-    key:       unique among the task's parts, a folder name (``dataset=feynman_I_6_2,seed=3``).
-    group:     the parts scored together: one score per group (UAI: its time limit, "20s"; "" for one
-               score of the whole task).
-    config:    task.yaml values of this part's input data (e.g. ``{"time_limit": 20}``).
-    cores, memory:  what the part's run asks of a worker (memory in bytes).
-    time_limit: seconds the part's prediction step may take (the step's limit, beyond the code's own).
-    """
-
-    key: str
-    group: str = ""
-    config: dict = dataclasses.field(default_factory=dict)
-    cores: float = 1
-    memory: float = 2 * 1024**3
-    time_limit: float | None = None
+    file: str
+    loader: str
+    arguments: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass
@@ -169,6 +161,7 @@ class Task(abc.ABC):
         title ("": pages show name)        score_keys (("score",))       result_files ((): res/ as is)
         has_ingestion (False)              defaults ({}: no parameter)   answer_samples (())
         max_scores ({})                    failing_sample_prefixes (("invalid", "broken"))
+        board_settings (())                code_entry (None: no import of a code submission)
 
     A task may override (what the default does):
 
@@ -180,9 +173,7 @@ class Task(abc.ABC):
         write_perfect_submission   False: no submission repeats the truth
         build_reference    UsageError: no reference data from an organiser's own files
         load_config        task.yaml over defaults; an unknown key is a ReferenceDataError
-        judge_parts        None: the judge runs a code submission as one pipeline (docs/judge.md#units)
-        write_part_input   (only with judge_parts) the input data of one part
-        merge_part_outputs (only with judge_parts) the parts' outputs as one result submission
+        judge_plan         None: the judge runs a submission as one pipeline (codascore/plan.py)
         final_board        None: the task has no final ranking (codascore leaderboard; codascore/board.py)
 
     The attributes:
@@ -204,6 +195,11 @@ class Task(abc.ABC):
                    fails a starting-kit sample that reaches one.
     failing_sample_prefixes: sample submissions whose name starts with one of these must fail (exit 1, no
                    scores.json); the demo and ``codascore check --run`` hold every task to it.
+    board_settings: the task.yaml parameters the final board's formula depends on: the scorer writes them
+                   in details.json's ``settings``, and ``codascore leaderboard`` refuses teams scored with
+                   different values.
+    code_entry:    how the ingestion imports a code submission (CodeEntry), for ``codascore pack`` and a
+                   team's environment; None when code submissions are commands (UAI's solver) or absent.
     """
 
     name: str = ""
@@ -215,6 +211,8 @@ class Task(abc.ABC):
     answer_samples: tuple[str, ...] = ()
     max_scores: dict[str, float | None] = {}
     failing_sample_prefixes: tuple[str, ...] = ("invalid", "broken")
+    board_settings: tuple[str, ...] = ()
+    code_entry: CodeEntry | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -296,26 +294,12 @@ class Task(abc.ABC):
         truth (real-world data, whose answer is no formula); max_scores then holds documented bounds only."""
         return False
 
-    # ----- the final judgement (codascore judge): a code submission's prediction in parts -----
-    def judge_parts(self, input_dir: Path, config: dict, profile: dict) -> list[JudgePart] | None:
-        """The parts a code submission's prediction step splits into for ``codascore judge``, the organisers'
-        own jobs (one SRBench fit per dataset and seed, one UAI solver run per instance and time limit), each
-        run as its own prediction step on the input data write_part_input makes for it; profile holds the
-        budget profile's settings for this task (docs/judge.md#profiles). None (the default): no parts, the
-        whole submission is one pipeline unit."""
+    # ----- the final judgement (codascore judge) -----
+    def judge_plan(self) -> "JudgePlan | None":
+        """How ``codascore judge`` judges this task as its organisers did: its budget profiles, its groups and
+        a code submission's parts (codascore.plan.JudgePlan; docs/judge.md#plans). None (the default): one
+        pipeline unit per submission, as ``codascore run`` runs it."""
         return None
-
-    def write_part_input(self, input_dir: Path, part: JudgePart, dest: Path) -> None:
-        """Write into dest the input data of one part: input_dir's files that part needs, and a task.yaml
-        with part.config over input_dir's. ReferenceDataError when input_dir cannot be read."""
-        raise UsageError(f"{self.name}: no judge parts")
-
-    def merge_part_outputs(self, outputs: dict[str, Path], dest: Path, config: dict) -> None:
-        """Write into dest the result submission the parts' prediction outputs make together, as the whole
-        ingestion would have written it (outputs: part key -> that part's output folder; a part whose code
-        failed has an ingestion_error.txt there, and its runs are then missing, as in the whole ingestion).
-        Raise SubmissionError when the parts together hold nothing to score."""
-        raise UsageError(f"{self.name}: no judge parts")
 
     # ----- the final leaderboard (codascore leaderboard) -----
     def final_board(self, config: dict) -> "Board | None":

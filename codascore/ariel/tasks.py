@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ReferenceDataError
-from ..task import Result, ScoreGuide, Section, Task, progress
+from ..task import CodeEntry, Result, ScoreGuide, Section, Task, progress
 from . import files
 from .metrics import TARGETS, final_score, posterior_exact_target_scores, posterior_target_scores_batch, spectral_score
 from .spectral_summaries import median_and_bound, posterior_quartiles
@@ -50,6 +50,8 @@ class ArielRetrieval(Task):
     score_keys = ("score", "posterior_score", "spectral_score", "posterior_exact")
     result_files = ("submission.hdf5", "submission.npz", "*.hdf5", "*.h5", "*.npz")
     has_ingestion = True
+    code_entry = CodeEntry(files.ENTRY_FILE, "codascore.sandbox:import_participant_module", ("model",))
+    board_settings = ("posterior_weight",)
     defaults = {
         "seed": 0,                       # legacy RandomState seed of every resampling draw
         "posterior_weight": 0.8,         # beta: final = beta posterior + (1 - beta) spectral
