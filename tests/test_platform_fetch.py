@@ -280,7 +280,8 @@ def test_a_team_whose_submission_disappeared_is_removed_from_teams_and_said(site
     assert [team.name for team in read_teams(out / "teams")[0]] == ["ann"]
     manifest = json.loads((out / "manifest.json").read_text())
     assert list(manifest["teams"]) == ["ann"] and list(manifest["submissions"]) == ["1"]
-    assert manifest["gone"] == {"2": {"team": "bob", "folder": "submissions/bob/2", "why": "the site no longer lists it"}}
+    assert manifest["gone"] == {"2": {"team": "bob", "folder": "submissions/bob/2",
+                                      "why": "the site no longer lists it"}}
     assert (out / "submissions" / "bob" / "2" / "submission.zip").read_bytes() == BIG  # kept, said where
 
 
