@@ -1,7 +1,8 @@
 """Every exception of codascore, in one place.
 
 SubmissionError and ReferenceDataError decide a scoring step's exit code (docs/architecture.md, "Exit
-codes"). On the command line, UsageError exits 2 and every other one exits 1, as one ``error: ...`` line.
+codes"). On the command line, UsageError exits 2, a site's failure (SiteFault) 75 (try again later), and
+every other one exits 1, as one ``error: ...`` line.
 None reaches Codabench or a user as a traceback::
 
     CodascoreError

@@ -75,6 +75,8 @@ class FakeSite(http.server.BaseHTTPRequestHandler):
         found = re.fullmatch(r"/api/submissions/(\d+)/get_details/", path)
         if path == "/api/phases/1/":
             body = {"id": 1, "name": "p", "start": "2026-01-01T00:00:00Z", "end": None}
+        elif path == "/api/competitions/1/":
+            body = {"id": 1, "title": "c", "phases": [{"id": 1, "name": "p"}]}
         elif path == "/api/submissions/":
             body = [{k: v for k, v in s.items() if k != "files"} for s in server.submissions]
         elif found:
@@ -267,6 +269,21 @@ def test_a_folder_of_another_phase_or_site_or_other_files_is_refused(site, tmp_p
     assert code == ExitCode.INVALID and "holds files that are no codascore fetch (notes.txt)" in err
     assert len(site.seen) == seen  # refused before any request
     assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]
+
+
+def test_a_competitions_fetch_is_a_folder_of_its_own(site, tmp_path, capsys, monkeypatch):
+    out = tmp_path / "all"
+    monkeypatch.setenv("CODABENCH_TOKEN", "tok")
+    assert cli.main(["fetch", "--site", site.url, "--competition", "1", str(out)]) == 0
+    assert sorted(p.name for p in out.iterdir()) == [LOCK, "competition.json", "phase-1"]
+    assert (out / "phase-1" / "teams" / "ann.zip").is_file()
+    assert cli.main(["fetch", "--site", site.url, "--competition", "1", str(out)]) == 0  # again: its own
+    code, err = fetch(site, out, capsys, monkeypatch)
+    assert code == ExitCode.INVALID
+    assert f"holds the fetch of competition 1 of {site.url}, not the fetch of phase 1" in err
+    capsys.readouterr()
+    assert cli.main(["fetch", "--site", site.url, "--competition", "1", str(out / "phase-1")]) == ExitCode.INVALID
+    assert "holds the fetch of phase 1" in capsys.readouterr().err
 
 
 def test_a_team_whose_submission_disappeared_is_removed_from_teams_and_said(site, tmp_path, capsys, monkeypatch):

@@ -130,14 +130,15 @@ class PhaseFetch:
         progress = self.progress(name) if self.progress else None
         partial = record.setdefault("partial", {})
 
-        def started(etag: str | None, total: int | None) -> None:
+        def started(etag: str | None, total: int | None) -> bool:
             """A transfer from byte 0 begins: what its .part will hold, recorded first when worth resuming (a
-            final submission's file, over one chunk, with an ETag to recognise it by)."""
-            worth = etag and status in FINAL_STATES and (total is None or total > CHUNK)
+            final submission's file, over one chunk, with an ETag to recognise it by); whether it was."""
+            worth = bool(etag) and status in FINAL_STATES and (total is None or total > CHUNK)
             if worth:
                 partial[name] = {"etag": etag, "size": total}
             if worth or partial.pop(name, None):
                 self.save()
+            return worth
 
         size, sha256 = self.http.download(url, folder / name, doing, progress,
                                           validator=(partial.get(name) or {}).get("etag"), started=started,

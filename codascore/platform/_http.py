@@ -223,14 +223,16 @@ class Http:
         read_all(response, url, doing)
 
     def download(self, url: str, dest: Path, doing: str, progress: Progress | None = None, *,
-                 validator: str | None = None, started: Callable[[str | None, int | None], None] | None = None,
+                 validator: str | None = None, started: Callable[[str | None, int | None], bool] | None = None,
                  keep_empty: bool = True) -> tuple[int, str]:
         """Download url into dest through dest's ``.part`` name, renamed only once every byte the site
         announced has come; its size and sha256 (Download says how). validator: the ETag of the object an
         existing ``.part`` holds the first bytes of (None: that ``.part`` is not trusted, the file starts
         again); started(etag, total): called before the first byte of a transfer from byte 0 is written,
-        for the caller to record what the ``.part`` will hold; keep_empty False: an empty answer is not kept
-        (a placeholder), (0, its sha256) returned and no file left."""
+        for the caller to record what the ``.part`` will hold, True when it did (without it: when the
+        object has an ETag): only then is the ``.part`` kept after a failure, for another fetch to resume;
+        keep_empty False: an empty answer is not kept (a placeholder), (0, its sha256) returned and no file
+        left."""
         return Download(self, url, Path(dest), doing, progress, validator, started).fetch(keep_empty)
 
 
@@ -264,9 +266,10 @@ class Download:
     ``Range`` after a cut, the sha256 computed on the way."""
 
     def __init__(self, http: Http, url: str, dest: Path, doing: str, progress: Progress | None,
-                 validator: str | None, started: Callable[[str | None, int | None], None] | None):
+                 validator: str | None, started: Callable[[str | None, int | None], bool] | None):
         self.http, self.url, self.dest, self.doing, self.progress = http, url, dest, doing, progress
-        self.part, self.started = part_path(dest), started
+        self.part, self.started = part_path(dest), started or (lambda etag, total: etag is not None)
+        self.resumable = bool(validator)
         self.etag, self.total, self.digest, self.size = validator, None, hashlib.sha256(), 0
         if validator and self.part.is_file() and self.part.stat().st_size:
             with open(self.part, "rb") as handle:  # resumed from an earlier fetch: its bytes in the digest
@@ -292,7 +295,7 @@ class Download:
                         continue
                     patience.wait_or_raise(exc)
         except BaseException:
-            if not (self.etag and self.size):  # nothing another fetch could resume
+            if not (self.resumable and self.size):  # nothing another fetch could resume
                 self.part.unlink(missing_ok=True)
             raise
         if not self.size and not keep_empty:
@@ -320,8 +323,7 @@ class Download:
         length = response.getheader("Content-Length")
         self.total = int(length) if length and length.isdigit() else None
         self.etag = strong_etag(response.getheader("ETag"))
-        if self.started:
-            self.started(self.etag, self.total)
+        self.resumable = bool(self.started(self.etag, self.total))
         return response, url
 
     def attempt(self) -> None:
