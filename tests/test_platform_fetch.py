@@ -392,3 +392,14 @@ def test_a_killed_download_is_resumed_by_the_next_fetch(site, tmp_path, capsys, 
     assert site.sent[path] == [len(BIG) // 2, len(BIG) - len(BIG) // 2]
     assert (folder / "submission.zip").read_bytes() == BIG and not part_path(folder / "submission.zip").exists()
     assert json.loads((out / "manifest.json").read_text())["submissions"]["2"]["partial"] == {}
+
+
+def test_no_token_is_a_usage_error_and_a_site_fault_is_try_again_later(site, tmp_path, capsys, monkeypatch, waits):
+    """Two codes a job can tell apart: 2 is never worth trying again as it is, 75 is."""
+    monkeypatch.delenv("CODABENCH_TOKEN", raising=False)
+    assert cli.main(["fetch", "--site", site.url, "--phase", "1", str(tmp_path / "out")]) == ExitCode.ORGANISER_ERROR
+    assert "sign in: set $CODABENCH_TOKEN" in capsys.readouterr().err
+    site.busy["/files/1/submission.zip"], site.wait = [503] * 9, 1
+    code, err = fetch(site, tmp_path / "out", capsys, monkeypatch)
+    assert code == ExitCode.TRY_AGAIN == 75 and "the site failed (HTTP 503" in err
+    assert not (tmp_path / "out" / "teams").exists()
