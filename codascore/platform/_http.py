@@ -118,7 +118,8 @@ class Http:
         return connection, target
 
     def send(self, method: str, url: str, doing: str, body: bytes | Iterable[bytes] | None = None,
-             headers: dict | None = None, timeout: float | None = None, token: bool = True) -> http.client.HTTPResponse:
+             headers: dict | None = None, timeout: float | None = None,
+             token: bool = True) -> http.client.HTTPResponse:
         """The answer to one request, whatever its status, its body still to read (read it to the end, or
         call :func:`finish`). A transport failure is raised as its PlatformError; a kept connection that the
         server had closed is replaced once, when the request may be repeated. token False: not sent (a
@@ -137,7 +138,10 @@ class Http:
                     connection.connect()
             except BaseException as exc:
                 connection.close()
-                raise connect_error(exc, url, doing) from exc
+                fault = connect_error(exc, url, doing)
+                if fault is None:
+                    raise
+                raise fault from exc
             try:
                 self.sent += 1
                 connection.request(method, target, body=body, headers=headers)
@@ -477,8 +481,8 @@ def parse_json(raw: bytes, content_type: str, url: str, doing: str) -> Any:
                                 url, doing) from None
 
 
-def connect_error(exc: BaseException, url: str, doing: str) -> BaseException:
-    """The PlatformError of a connection that could not be opened (or exc itself: not a network failure)."""
+def connect_error(exc: BaseException, url: str, doing: str) -> PlatformError | None:
+    """The PlatformError of a connection that could not be opened (None: not a network failure)."""
     if isinstance(exc, PlatformError):
         return exc
     if isinstance(exc, (TimeoutError, socket.timeout)):
@@ -488,7 +492,7 @@ def connect_error(exc: BaseException, url: str, doing: str) -> BaseException:
     if isinstance(exc, (OSError, http.client.HTTPException)):
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
         return SiteUnreachable(f"nothing answers at this address ({reason})", url, doing)
-    return exc
+    return None
 
 
 def platform_error(exc: BaseException, url: str, doing: str) -> PlatformError | None:
