@@ -65,7 +65,8 @@ def connect(args, signed_in: bool = True):
 
     if args.timeout <= 0:
         raise UsageError("--timeout must be more than 0 seconds")
-    site = Site.connect(args.site, token_file=args.token_file, username=args.username, timeout=args.timeout)
+    site = Site.connect(args.site, token_file=args.token_file, username=args.username, timeout=args.timeout,
+                        say=say)
     if signed_in and not site.http.token:
         raise UsageError(f"sign in: set ${TOKEN_VARIABLE} (your profile page on the site gives the token), or "
                          "give --token-file FILE or --username NAME")
@@ -118,7 +119,8 @@ class Upload(Command):
                    "in the four requests of the site's upload page, and wait while the site unpacks it. Prints "
                    "the competition's id and address; a bundle the site refuses prints the site's own text and "
                    "the checker's rule that covers it. Exit 0 uploaded, 1 refused (by the check or the site), "
-                   "2 the site failed (down, 5xx, timeout).")
+                   "2 a usage or configuration error (no token), 75 the site failed (down, 5xx, timeout): try "
+                   "again later.")
     epilog = "example: CODABENCH_TOKEN=... codascore upload dist/uai.zip --site https://www.codabench.org"
 
     @classmethod
@@ -161,7 +163,9 @@ class Fetch(Command):
                    "scoring and prediction outputs and logs, one folder per team and submission, a manifest "
                    "(sizes, sha256, what was not available and why), and one zip per team in OUT/teams/ that "
                    "codascore judge reads. Run it again to finish an interrupted fetch: intact files are not "
-                   "downloaded again.")
+                   "downloaded again, a cut file goes on from its last byte. OUT holds one fetch: a folder of "
+                   "another site, phase or competition is refused (exit 1), and so is a second fetch into OUT "
+                   "while one runs (exit 75). Exit 75: the site failed, try again later.")
     epilog = ("example: codascore fetch --site https://www.codabench.org --phase 1234 final\n"
               "         codascore judge uai.pr final/teams --out judgement --root private")
 
@@ -179,12 +183,10 @@ class Fetch(Command):
 
         site = connect(args)
         if args.competition is not None:
-            phases = [(phase["id"], Path(args.out) / f"phase-{phase['id']}")
-                      for phase in site.competition(args.competition).get("phases") or []]
+            fetched = site.fetch_competition(args.competition, Path(args.out), say, ProgressLine)
         else:
-            phases = [(args.phase, Path(args.out))]
-        for phase_id, out in phases:
-            manifest = site.fetch(phase_id, out, say, ProgressLine)
+            fetched = [(args.phase, Path(args.out), site.fetch(args.phase, Path(args.out), say, ProgressLine))]
+        for phase_id, out, manifest in fetched:
             print(f"phase {phase_id}: {summary_line(manifest)}; {out}")
         return ExitCode.OK
 
@@ -220,7 +222,8 @@ class Rerun(Command):
                    "(GET /api/phases/<id>/rerun_submissions/) or the submissions named (POST "
                    "/api/submissions/<id>/re_run_submission/), the two endpoints that check your rights, then "
                    "show the new submissions' states until each is finished, failed or cancelled. Exit 0 when "
-                   "every one finished, 1 when one failed or was cancelled, 2 when --wait ran out.")
+                   "every one finished, 1 when one failed or was cancelled, 75 when --wait ran out (or the "
+                   "site failed: try again later).")
     epilog = "example: codascore rerun --site https://www.codabench.org --submission 5120 5121"
 
     @classmethod
