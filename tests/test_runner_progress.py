@@ -190,12 +190,17 @@ def test_the_run_shows_a_steps_progress_and_warnings_with_a_terminal_view_only(p
         assert "1 warning (printed above" in runner.format_run(result)
 
 
-def test_the_wrapper_folder_warning_reaches_the_terminal(project_data, tmp_path, capsys):
+@pytest.mark.parametrize("quiet", [[], ["--quiet"]], ids=["shown", "quiet"])
+def test_the_wrapper_folder_warning_reaches_the_terminal(project_data, tmp_path, capsys, monkeypatch, quiet):
+    """--quiet hides the commands and the status line, never a warning or the outcome."""
+    monkeypatch.setattr("codascore.runner.view.QUIET_SECONDS", 0.0)
     data = (project_data / "sample_submissions" / TASK / "calibrated" / "result.json").read_bytes()
     archive = tmp_path / "wrapped.zip"
     with zipfile.ZipFile(archive, "w") as handle:
         handle.writestr("my_submission/result.json", data)
-    assert cli_main(["run", TASK, str(archive), "--root", str(project_data), "--out", str(tmp_path / "run"),
-                     "--no-sandbox"]) == 0
-    err = capsys.readouterr().err
+    assert cli_main([*quiet, "run", TASK, str(archive), "--root", str(project_data), "--out",
+                     str(tmp_path / "run"), "--no-sandbox"]) == 0
+    out, err = capsys.readouterr()
     assert err.count("WARNING: the submission zip holds a wrapper folder 'my_submission/'") == 1
+    assert ("[scoring]" in err) is not bool(quiet)
+    assert "scored in" in out
