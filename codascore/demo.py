@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import html
 import os
-import sys
 from pathlib import Path
 
 from . import containers
@@ -16,6 +15,7 @@ from .competition import project_root
 from .formats.outputs import PAGE
 from .formats.run_folder import scoring_output
 from .outcomes import ExitCode, Outcome, scoring_outcome
+from .progress import DISPLAY
 from .registry import all_tasks, get_task
 from .runner import RunResult, format_run, run
 
@@ -39,18 +39,18 @@ def run_demo(out: Path, root: Path | None = None, tasks: list[str] | None = None
     results: list[RunResult] = []
     container = containers.choose()
     if not container.isolated:
-        print(containers.UNISOLATED_WARNING, file=sys.stderr, flush=True)
+        DISPLAY.tell(containers.UNISOLATED_WARNING)
     for name in names:
         samples_dir = root / "sample_submissions" / name
         if not samples_dir.is_dir():
-            print(f"ERROR: no sample submissions for {name} in {samples_dir} (run `make data`)", file=sys.stderr)
+            DISPLAY.tell(f"ERROR: no sample submissions for {name} in {samples_dir} (run `make data`)")
             return ExitCode.ORGANISER_ERROR
         for sample in sorted(p for p in samples_dir.iterdir() if p.is_dir()):
-            print(f"running {name} / {sample.name} ...", file=sys.stderr, flush=True)
+            DISPLAY.say(f"running {name} / {sample.name} ...")
             result = run(name, sample, out / name / sample.name, root=root, container=container)
             results.append(result)
             if not outcome(result)[1]:
-                print(format_run(result), file=sys.stderr)
+                DISPLAY.tell(format_run(result))
     print(score_table(results))
     index = write_index(out, results)
     print(f"\nreports: {index}")

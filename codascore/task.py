@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from .errors import ReferenceDataError, UsageError
+from .progress import DISPLAY
 
 if TYPE_CHECKING:
     from .board import Board
@@ -22,69 +21,10 @@ if TYPE_CHECKING:
 
 
 def log(message: str) -> None:
-    """A line for the step's log (stderr, flushed at once): progress, warnings, errors. Codabench shows it
-    to the participant; scores.json and the page are the only other outputs."""
-    print(message, file=sys.stderr, flush=True)
-
-
-#: The start of a progress line, and the seconds at least between two of one counter
-#: (docs/codabench.md#progress-lines).
-PROGRESS_PREFIX = "progress: "
-PROGRESS_INTERVAL = 0.5
-
-
-class Progress:
-    """A counter of a long loop written to the step's log as ``progress: <what> <done>/<total>``, with
-    `` (<failed> failed)`` when some items failed (docs/codabench.md#progress-lines). A line is written at
-    most every PROGRESS_INTERVAL seconds and only when the count has grown by 1 % of the total since the
-    last line, so a log holds about a hundred lines at most; the last count is always written."""
-
-    def __init__(self, what: str, total: int, stream=None, clock: Callable[[], float] = time.monotonic):
-        self.what, self.total, self.clock = what, int(total), clock
-        self.stream = stream  # None: sys.stderr as it is when a line is written
-        self.written_at: float | None = None
-        self.written_count = -1
-
-    def line(self, done: int, failed: int = 0) -> str:
-        tail = f" ({failed} failed)" if failed else ""
-        return f"{PROGRESS_PREFIX}{self.what} {int(done)}/{self.total}{tail}"
-
-    def due(self, done: int) -> bool:
-        """Whether a line for done is written now (the last count always is)."""
-        if done >= self.total:
-            return done != self.written_count
-        if self.written_at is None:
-            return True
-        step = max(1, -(-self.total // 100))  # 1 % of the total, rounded up
-        return (self.clock() - self.written_at >= PROGRESS_INTERVAL
-                and done - self.written_count >= step)
-
-    def update(self, done: int, failed: int = 0) -> bool:
-        """Log the count if it is due; returns whether a line was written."""
-        if not self.due(done):
-            return False
-        self.written_at, self.written_count = self.clock(), int(done)
-        stream = self.stream if self.stream is not None else sys.stderr
-        if getattr(stream, "isatty", lambda: False)():
-            # a person watching a terminal (codascore score, reference): one line redrawn in place
-            stream.write("\r" + self.line(done, failed) + ("\n" if done >= self.total else ""))
-            stream.flush()
-        else:
-            print(self.line(done, failed), file=stream, flush=True)
-        return True
-
-
-def progress(items: Iterable, what: str, total: int | None = None) -> Iterable:
-    """The items of a loop, counted in progress lines as they are taken: ``for x in progress(xs, "instances
-    solved")``. An item counts as done when the loop asks for the next one."""
-    items = list(items) if total is None and not hasattr(items, "__len__") else items
-    counter = Progress(what, len(items) if total is None else total)
-    done = 0
-    counter.update(0)
-    for item in items:
-        yield item
-        done += 1
-        counter.update(done)
+    """A line for the step's log (stderr, flushed at once): warnings, errors, what a step did. Codabench
+    shows it to the participant; scores.json and the page are the only other outputs. A long loop's count
+    is a codascore.progress.Counter (docs/codabench.md#progress-lines)."""
+    DISPLAY.tell(message)
 
 
 @dataclasses.dataclass

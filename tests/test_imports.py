@@ -2,8 +2,8 @@
 module-level or inside a function):
 
 - no import cycle anywhere in ``codascore/``;
-- a family imports only the core modules task, board, plan, formats, errors, validate, report and sandbox
-  (and, to generate data, seeds), and its own modules; its ``cli`` sits on top and may import anything;
+- a family imports only the core modules task, board, plan, formats, errors, progress, validate, report and
+  sandbox (and, to generate data, seeds), and its own modules; its ``cli`` sits on top and may import anything;
 - a family's generation (``generate`` and what only generation imports) never imports its ``tasks``.
 """
 
@@ -21,7 +21,8 @@ PACKAGE = project_root() / "codascore"
 #: The core modules a family may import (seeds: the private seed's derivation, for its generators; the
 #: formats the tools hand each other, codascore/formats/).
 FAMILY_MAY_IMPORT = {"codascore.task", "codascore.board", "codascore.plan", "codascore.errors", "codascore.validate",
-                     "codascore.report", "codascore.sandbox", "codascore.seeds", "codascore", "codascore.formats",
+                     "codascore.report", "codascore.sandbox", "codascore.seeds", "codascore.progress", "codascore",
+                     "codascore.formats",
                      "codascore.formats.details", "codascore.formats.outputs", "codascore.formats.atomic"}
 
 

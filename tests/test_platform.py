@@ -218,7 +218,7 @@ def test_the_command_line_tells_a_fault_in_one_line(plain_server, capsys, monkey
     assert cli.main(["fetch", "--site", f"http://127.0.0.1:{closed_port()}", "--phase", "1", str(out)]) == 75
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and "nothing answers" in err[0]
-    for verb in (["leaderboard", "--phase", "1"], ["fetch", "--phase", "1", str(out)], ["rerun", "--phase", "1"]):
+    for verb in (["site-leaderboard", "--phase", "1"], ["fetch", "--phase", "1", str(out)], ["rerun", "--phase", "1"]):
         assert cli.main([*verb, "--site", plain_server]) == 1
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "Codabench site" in err[0], err

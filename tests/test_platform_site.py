@@ -5,7 +5,7 @@ tests/codabench_site.py (marker codabench, make test-codabench):
   competition read back from the API as its YAML says; a refused bundle shows the platform's own text;
 - participants' submissions scored the way the compute worker reports them (tests/test_codabench_site.py's
   ``scored_phase``: real codascore scoring runs), then ``codascore fetch`` gets every file byte-identical to
-  what the platform serves, and ``codascore leaderboard --site`` gives those scores, exact for the
+  what the platform serves, and ``codascore site-leaderboard`` gives those scores, exact for the
   organiser and rounded for a participant;
 - a fetch cut by a dropped connection, then resumed: only what was missing is downloaded;
 - the faults: a wrong token, a stopped server, a truncated download (a proxy cutting the storage's answers).
@@ -168,7 +168,7 @@ def test_the_leaderboard_gives_the_reported_scores(codabench_site, scored_phase,
     name = f"{board['tasks'][0]['name']}({board['tasks'][0]['id']})-{column['title']}"
     for token, values in ((site.organiser.token, "exact"), (site.participants[0].token, "rounded")):
         out = tmp_path / f"{values}.csv"
-        code, _, err = run_cli(capsys, monkeypatch, token, "leaderboard", "--site", site.url, "--phase",
+        code, _, err = run_cli(capsys, monkeypatch, token, "site-leaderboard", "--site", site.url, "--phase",
                                str(phase_id), "--out", str(out))
         assert code == 0 and f"{values} values" in err, err
         rows = list(csv.DictReader(out.open()))

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from ..errors import UsageError
 from ..outcomes import ExitCode, exit_code_of
+from ..progress import DISPLAY
 from .base import Command, add_task_and_submission, tasks_epilog
 
 RUN_ROOT_HELP = ("project folder holding scoring_program/ and reference_data/ (default: the installed "
@@ -15,7 +15,6 @@ RUN_ROOT_HELP = ("project folder holding scoring_program/ and reference_data/ (d
 
 class Run(Command):
     name = "run"
-    help = "score one submission (zip or folder) like Codabench's worker"
     description = ("Run the prediction and scoring steps of one submission as Codabench's compute worker "
                    "does, and print its scores and the report's path.")
     epilog = tasks_epilog("codascore run uai.pr sample_submissions/uai.pr/exact")
@@ -54,7 +53,7 @@ class Run(Command):
         except RunnerError as exc:
             raise UsageError(str(exc)) from None
         if not container.isolated:
-            print(containers.UNISOLATED_WARNING, file=sys.stderr, flush=True)
+            DISPLAY.tell(containers.UNISOLATED_WARNING)
         result = run(args.task, Path(args.submission), Path(args.out) if args.out else None,
                      root=Path(args.root) if args.root else None, time_limit=args.time_limit, python=python,
                      container=container, observer=TerminalView())

@@ -159,3 +159,26 @@ def read_results(out: Path) -> list[dict]:
     if rows and not needed <= set(rows[0]):
         raise ReferenceDataError(f"{path}: not a judgement's results (columns {', '.join(sorted(needed))} expected)")
     return rows
+
+
+def status_table(judgement: Judgement) -> str:
+    """Where a judgement stands, for a person (``codascore judge status``): the units per task and team in
+    each state, the totals, and the entries skipped with their reasons."""
+    rows = judgement.rows()
+    if not rows:
+        return "no units recorded yet"
+    table: dict[tuple[str, str], dict[str, int]] = {}
+    for row in rows:
+        counts = table.setdefault((row["task"], row["team"]), dict.fromkeys(STATES, 0))
+        counts[row["state"]] += 1
+    width = max(len(f"{task} / {team}") for task, team in table) + 2
+    header = f"{'task / team':<{width}}" + "".join(f"{state:>22}" for state in STATES)
+    lines = [header]
+    for (task, team), counts in sorted(table.items()):
+        lines.append(f"{task + ' / ' + team:<{width}}" + "".join(f"{counts[s]:>22}" for s in STATES))
+    totals = judgement.counts()
+    lines.append(f"{'total':<{width}}" + "".join(f"{totals[s]:>22}" for s in STATES))
+    unfinished = totals[PENDING] + totals[RUNNING] + totals[INFRASTRUCTURE]
+    lines.append(f"{sum(totals.values())} units, {unfinished} to run by the next judgement")
+    lines += [f"skipped {entry['task']} / {entry['name']}: {entry['reason']}" for entry in judgement.skipped()]
+    return "\n".join(lines)

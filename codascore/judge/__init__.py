@@ -20,13 +20,13 @@ from typing import Callable
 
 from ..competition import project_root
 from ..errors import JudgeError, ReferenceDataError, RunnerError
-from ..formats.judgement import Judgement
+from ..formats.judgement import Judgement, status_table
 from ..plan import PIPELINE_KEYS
 from ..registry import get_task
 from ..runner import find_layout
 from ..task import Task
 from .parts import is_code_submission, plan_units
-from .progress import Progress, status_table
+from .progress import Progress
 from .results import write_results
 from .scheduler import Scheduler, run_folder, settle_folders
 from .store import FINISHED, Store

@@ -28,12 +28,13 @@ import warnings
 from pathlib import Path
 
 from ..errors import FitTimeout, ReferenceDataError, SubmissionError
+from ..progress import Counter
 from ..sandbox import find_entry, import_participant_module
 from ..task import log
 from ..validate import is_number
 from . import files
 from .fit_watch import ALARM_GRACE, FitWatch, RunNotes, budget_text, raw_params, read_notes
-from .workers import Progress, run_jobs
+from .workers import run_jobs
 
 #: Seconds a run's process may live past ``fit_time_limit`` (model(), predict) before it is killed; never
 #: more than fit_time_limit itself.
@@ -353,7 +354,7 @@ def ingest_models(input_dir: Path, output_dir: Path, submission_dir: Path, confi
             f"{limit + min(KILL_GRACE, limit):g} s)")
         outcomes = run_jobs(fit_one, jobs, time_limit=limit + min(KILL_GRACE, limit),
                             n_workers=int(config.get("workers") or 0) or None,
-                            progress=Progress("runs fitted", len(jobs)),
+                            progress=Counter("runs fitted", len(jobs)),
                             memory_limit=int(config["fit_memory_limit"]) * 1024**2, fresh_process=True)
         seen = [read_notes(Path(job[1]["notes_file"])) for job in jobs]
     models, predictions, runs, failures = {}, {}, {}, []

@@ -25,7 +25,8 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import AnswerError, FormatError, ReferenceDataError, TableTooLarge, TrivialAnswerError
-from ..task import Result, ScoreGuide, Section, Task, progress
+from ..progress import counted
+from ..task import Result, ScoreGuide, Section, Task
 from ..validate import Problems, is_finite_number, shown
 from . import files, metrics, result_files
 from .bucket_elimination import log10_mmap_value, mmap
@@ -242,7 +243,7 @@ class UAITask(Task):
     # ----- scoring -----
     def score(self, reference: list[Instance], submission: dict[str, Answer], config: dict) -> Result:
         records, warnings, new_best, points = [], [], [], []
-        for inst in progress(reference, "instances scored"):
+        for inst in counted(reference, "instances scored"):
             ans = submission.get(inst.id) or Answer(reason="missing", missing=True)
             record = {"id": inst.id, "family": inst.family}
             if ans.reason is not None:
