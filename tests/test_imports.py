@@ -22,7 +22,8 @@ PACKAGE = project_root() / "codascore"
 #: formats the tools hand each other, codascore/formats/).
 FAMILY_MAY_IMPORT = {"codascore.task", "codascore.board", "codascore.plan", "codascore.errors", "codascore.validate",
                      "codascore.report", "codascore.sandbox", "codascore.seeds", "codascore", "codascore.formats",
-                     "codascore.formats.details", "codascore.formats.outputs", "codascore.formats.atomic"}
+                     "codascore.formats.details", "codascore.formats.outputs", "codascore.formats.atomic",
+                     "codascore.formats.environment"}
 
 
 def module_name(path: Path) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..outcomes import ExitCode
-from .base import Command, task_names_text
+from .base import Command, add_environment_options, environment_settings, task_names_text
 from .reference import parameters
 
 
@@ -54,6 +54,10 @@ class Judge(Command):
                             help="the organisers' budgets of a judging, e.g. official2022: code submissions "
                                  "run as their jobs, e.g. one UAI solver run per instance and time limit "
                                  "(docs/judge.md#profiles)")
+        add_environment_options(parser, "each team's", "OUT/environments")
+        parser.add_argument("--import-time-limit", type=float, default=None, metavar="SECONDS",
+                            help="seconds the import check of a code submission judged in parts may take, once per "
+                                 "team and environment (default 120; docs/judge.md#the-import-check)")
         parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
                             help="a value of the task's budget (a YAML value), over the profile's; "
                                  "repeatable, e.g. --set time_limits=[20] --set memory=4000000000")
@@ -82,7 +86,12 @@ class Judge(Command):
         say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
         where = dict(workers=args.workers, scheduler=args.scheduler, retries=args.retries, progress=say,
                      cluster_file=Path(args.cluster) if args.cluster else None, time_limit=args.time_limit,
-                     profile=args.profile, overrides=parameters(args.overrides))
+                     profile=args.profile, overrides=parameters(args.overrides),
+                     environments=environment_settings(args))
+        if args.import_time_limit is not None:
+            if args.import_time_limit <= 0:
+                raise UsageError("--import-time-limit must be a positive number of seconds")
+            where["import_time_limit"] = args.import_time_limit
         summaries = judge_phase(Path(args.bundle), args.phase, Path(args.submissions), Path(args.out), **where) \
             if args.bundle else [judge(Path(args.submissions), args.task, Path(args.out),
                                        root=Path(args.root) if args.root else None, **where)]
