@@ -414,7 +414,8 @@ def _uv(argv: list[str], what: str, cwd: Path) -> str:
     except subprocess.TimeoutExpired:
         raise TeamEnvironmentError(f"{what}: uv took longer than {UV_TIMEOUT:g} s") from None
     if done.returncode:
-        raise TeamEnvironmentError(f"{what}: {one_line(done.stderr or done.stdout)}")
+        said = [line for line in (done.stderr or done.stdout).splitlines() if not line.startswith("Using Python")]
+        raise TeamEnvironmentError(f"{what}: {one_line(chr(10).join(said))}")
     return done.stdout
 
 
