@@ -28,6 +28,7 @@ from codascore.errors import TeamEnvironmentError  # noqa: E402
 from codascore.formats.environment import ENVIRONMENT_RECORD, ENVIRONMENTS, read_record  # noqa: E402
 from codascore.formats.run_folder import IMPORT_CHECK_RECORD, IMPORT_CHECKS  # noqa: E402
 from codascore.judge import judge  # noqa: E402
+from codascore.judge.parts import DEFAULT_IMPORT_TIME_LIMIT  # noqa: E402
 
 from test_judge import cluster  # noqa: E402,F401  (the module's LocalCluster of 2 workers)
 
@@ -155,7 +156,7 @@ def test_the_import_is_checked_once_per_team_and_environment_and_not_again_in_it
     out, _, lines, _ = judged
     for team in ("alice", "bob"):
         record = json.loads((out / IMPORT_CHECKS / team / TASK / IMPORT_CHECK_RECORD).read_text())
-        assert record["reason"] == "" and record["environment"] and record["time_limit"] == 120
+        assert record["reason"] == "" and record["environment"] and record["time_limit"] == DEFAULT_IMPORT_TIME_LIMIT
     assert sum(line.startswith("import check of ") for line in lines) == 2
     part = next(row for row in rows(out) if row["kind"] == "part" and row["team"] == "alice")
     assert yaml.safe_load((out / part["run_dir"] / "part_input" / "task.yaml").read_text())["import_check"] is False

@@ -57,7 +57,7 @@ class Judge(Command):
         add_environment_options(parser, "each team's", "OUT/environments")
         parser.add_argument("--import-time-limit", type=float, default=None, metavar="SECONDS",
                             help="seconds the import check of a code submission judged in parts may take, once per "
-                                 "team and environment (default 120; docs/judge.md#the-import-check)")
+                                 "team and environment (default 600; docs/judge.md#the-import-check)")
         parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
                             help="a value of the task's budget (a YAML value), over the profile's; "
                                  "repeatable, e.g. --set time_limits=[20] --set memory=4000000000")

@@ -35,8 +35,8 @@ from ..task import Task
 #: A part's recorded outcome when its prediction step ended (whatever its programs' exit codes).
 PART_STEP_ENDED = "DONE"
 #: Seconds the import check of a team's code submission may take (docs/judge.md#the-import-check): its own
-#: limit, not a fit's; pack's proof takes as long.
-DEFAULT_IMPORT_TIME_LIMIT = 120.0
+#: limit, not a fit's, and generous: it stops an import that hangs, not one slowed by a loaded machine.
+DEFAULT_IMPORT_TIME_LIMIT = 600.0
 
 
 def plan_units(task: Task, input_data: Path | None, budget: dict) -> tuple[list[Group], dict, list[Part]]:

@@ -50,7 +50,7 @@ COMMON_DEFAULTS = {
     "max_length": 10000,              # longest model string accepted
     "fit_time_limit": 300.0,          # code submissions: seconds per fit (2022: 3600 up to 1000 rows)
     "fit_memory_limit": 16384,        # code submissions: MB of address space per run (2022: -m 16384)
-    "import_time_limit": 120.0,       # code submissions: seconds the import check of regressor.py may take
+    "import_time_limit": 300.0,       # code submissions: seconds the import check of regressor.py may take
     "import_check": True,             # false: the judge checked the import once for the team (its parts skip it)
     # eval_kwargs defaults the 2022 judging code used (docs/srbench.md#the-2022-harness)
     "scale_default": False,           # scale_x / scale_y when regressor.py does not say
