@@ -283,3 +283,37 @@ def ingest_main(argv: list[str]) -> int:
         return EXIT_INTERNAL_ERROR
     log(f"ingestion finished in {time.perf_counter() - started:.2f} s")
     return EXIT_OK
+
+
+#: The line of a failed import check that says why (check_import_main), read by the judge.
+IMPORT_CHECK_FAILED = "codascore import check failed: "
+
+
+def check_import_main(argv: list[str]) -> int:
+    """``python3 -c ... PROGRAM SUBMISSION ENTRY LOADER [ARGUMENTS...]``: import a code submission's entry as
+    the task's ingestion imports it (Task.code_entry: its loader called on the entry found at the
+    submission's root or in its single wrapper folder), the program folder's vendored packages first as
+    ingest.py has them. The judge runs it once per team and environment, in the step's sandbox and under a
+    time limit of its own (docs/judge.md#the-import-check). Exit 0 when the import succeeded; else 1, and
+    one line on stderr starting with IMPORT_CHECK_FAILED that names the file and the error."""
+    import importlib
+
+    from .sandbox import find_entry
+
+    program, submission, entry_name, loader, *arguments = argv
+    use_vendored_packages(program)
+    entry, _ = find_entry(Path(submission), (entry_name,))
+    if entry is None:
+        log(f"{IMPORT_CHECK_FAILED}no {entry_name} at the submission's root or in its single wrapper folder")
+        return EXIT_INVALID_SUBMISSION
+    module_name, _, function = loader.partition(":")
+    load = getattr(importlib.import_module(module_name), function)
+    try:
+        load(str(entry), *arguments)
+    except BaseException as exc:  # the participant's code ran: whatever it raised (SystemExit too) is its own
+        traceback.print_exc()
+        first = (str(exc).splitlines() or [""])[0][:300]
+        log(f"{IMPORT_CHECK_FAILED}{entry_name}: importing it failed: {type(exc).__name__}: {first}")
+        return EXIT_INVALID_SUBMISSION
+    log(f"codascore import check: {entry_name} imported")
+    return EXIT_OK

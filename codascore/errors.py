@@ -14,6 +14,7 @@ None reaches Codabench or a user as a traceback::
     │   └── WheelError             a pinned wheel cannot be had (download, cache or recorded hash)
     ├── RunnerError                a local run cannot be set up (missing folders, a refused submission)
     ├── PackError                  codascore pack cannot pack a code submission (pip, hashes, size, import)
+    ├── TeamEnvironmentError       a team's environment cannot be had (its Python, a package, uv's build)
     ├── JudgeError                 the final judgement cannot be set up (reference data, cluster file,
     │                              results database): an organiser's error, exit 2
     ├── FetchFolderError           a fetch's folder holds another fetch (another site, phase or competition) or
@@ -94,6 +95,12 @@ class PackError(CodascoreError):
 
     def __init__(self, lines: str | list[str]):
         super().__init__("\n".join([lines] if isinstance(lines, str) else lines))
+
+
+class TeamEnvironmentError(CodascoreError):
+    """A team's environment cannot be had (codascore.environments): the Python version it asks for is not on
+    this machine, a package has no wheel or no version that fits, uv's build failed. The message names the
+    team, the file that declared the environment and, from uv, the package."""
 
 
 class RunnerError(CodascoreError):

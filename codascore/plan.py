@@ -90,14 +90,19 @@ class PartOutcome:
 class JudgePlan(abc.ABC):
     """How a task is judged in parts. A family writes one for each task whose organisers did so.
 
-    Set ``profiles`` (profile name -> this task's budget) and ``budget_keys`` (the keys a budget may hold
-    beyond PIPELINE_KEYS). Write :meth:`parts`, :meth:`write_part_input` and :meth:`merge`. Optional:
+    Set ``profiles`` (profile name -> this task's budget), ``budget_keys`` (the keys a budget may hold
+    beyond PIPELINE_KEYS) and, for a task with a code entry, ``checked_import``. Write :meth:`parts`,
+    :meth:`write_part_input` and :meth:`merge`. Optional:
     :meth:`check_budget` (refuse a budget's values), :meth:`groups` and :meth:`group_of` (a task scored in
     groups: both name a group the same way), :meth:`scoring_config` (budget values its scoring takes too).
     """
 
     profiles: dict[str, dict] = {}
     budget_keys: frozenset[str] = frozenset()
+    #: task.yaml values every part takes once the judge has imported the submission's entry itself, once per
+    #: team and environment (Task.code_entry; docs/judge.md#the-import-check), so that the part's ingestion
+    #: does not check it again (SRBench: ``{"import_check": False}``); empty: each part checks as it would.
+    checked_import: dict = {}
 
     def __init__(self, task):
         self.task = task  # the codascore.task.Task it judges (not imported: task imports this module's type)

@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 
 from codascore.errors import ReferenceDataError
-from codascore.formats import fetch, judgement, outputs, run_folder
+from codascore.formats import environment, fetch, judgement, outputs, run_folder
 from codascore.formats.details import NotScored, checked, read_details, unit_id
 from test_imports import MODULES
 
-FORMAT_MODULES = (outputs, judgement, fetch, run_folder)
+FORMAT_MODULES = (outputs, judgement, fetch, run_folder, environment)
 
 
 def declared_names() -> dict[str, str]:

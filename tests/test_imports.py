@@ -23,7 +23,8 @@ PACKAGE = project_root() / "codascore"
 FAMILY_MAY_IMPORT = {"codascore.task", "codascore.board", "codascore.plan", "codascore.errors", "codascore.validate",
                      "codascore.report", "codascore.sandbox", "codascore.seeds", "codascore.progress", "codascore",
                      "codascore.formats",
-                     "codascore.formats.details", "codascore.formats.outputs", "codascore.formats.atomic"}
+                     "codascore.formats.details", "codascore.formats.outputs", "codascore.formats.atomic",
+                     "codascore.formats.environment"}
 
 
 def module_name(path: Path) -> str:

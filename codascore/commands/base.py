@@ -185,3 +185,26 @@ def existing_path(text: str) -> str:
     if not Path(text).exists():
         raise argparse.ArgumentTypeError(f"{text}: no such file or folder")
     return text
+
+
+def add_environment_options(parser, whose: str, cache: str) -> None:
+    """--team-environment(s) and --environments FILE: build a team's declared environment with uv and run its
+    code there (docs/judge.md#environments)."""
+    flag = "--team-environments" if whose.startswith("each") else "--team-environment"
+    parser.add_argument(flag, action="store_true", dest="team_environments",
+                        help=f"build {whose} declared environment (requirements.txt or environment.yml's pip "
+                             f"part, .python-version or environment.yml's python) with uv, binary wheels only, "
+                             f"cached in {cache}, and run its code under it (docs/judge.md#environments)")
+    parser.add_argument("--environments", metavar="FILE",
+                        help=f"the organiser's environments file (YAML: cache, interpreters, allow_sdists, "
+                             f"environments, teams); implies {flag}")
+
+
+def environment_settings(args):
+    """The environments' settings the command line asks for (codascore.environments.Settings), or None."""
+    if not (args.team_environments or args.environments):
+        return None
+    from ..environments import Settings
+
+    return Settings.read(Path(args.environments)) if args.environments else Settings()
+

@@ -10,7 +10,7 @@ from pathlib import Path
 from ..errors import UsageError
 from ..outcomes import ExitCode
 from ..progress import DISPLAY
-from .base import Command, Moved, task_names_text
+from .base import Command, Moved, add_environment_options, environment_settings, task_names_text
 
 PHASE_FORM = "codascore judge phase BUNDLE PHASE SUBMISSIONS --out OUT"
 SUBMISSIONS_HELP = "folder of the teams' submissions: one sub-folder or zip per team, named after the team"
@@ -36,6 +36,10 @@ def add_judging_options(parser) -> None:
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="overrides",
                         help="a value of the task's budget (a YAML value), over the profile's; repeatable, e.g. "
                              "--set time_limits=[20] --set memory=4000000000")
+    add_environment_options(parser, "each team's", "OUT/environments")
+    parser.add_argument("--import-time-limit", type=float, default=None, metavar="SECONDS",
+                        help="seconds the import check of a code submission judged in parts may take, once per "
+                             "team and environment (default 600; docs/judge.md#the-import-check)")
 
 
 def judging(args) -> dict:
@@ -46,9 +50,15 @@ def judging(args) -> dict:
         raise UsageError(f"{args.submissions}: no such folder (one sub-folder or zip per team)")
     if args.retries < 0 or (args.workers is not None and args.workers < 1):
         raise UsageError("--retries must be 0 or more, --workers 1 or more")
-    return dict(workers=args.workers, scheduler=args.scheduler, retries=args.retries, progress=DISPLAY.say,
-                cluster_file=Path(args.cluster) if args.cluster else None, time_limit=args.time_limit,
-                profile=args.profile, overrides=parameters(args.overrides))
+    options = dict(workers=args.workers, scheduler=args.scheduler, retries=args.retries, progress=DISPLAY.say,
+                   cluster_file=Path(args.cluster) if args.cluster else None, time_limit=args.time_limit,
+                   profile=args.profile, overrides=parameters(args.overrides),
+                   environments=environment_settings(args))
+    if args.import_time_limit is not None:
+        if args.import_time_limit <= 0:
+            raise UsageError("--import-time-limit must be a positive number of seconds")
+        options["import_time_limit"] = args.import_time_limit
+    return options
 
 
 def report(summaries) -> ExitCode:

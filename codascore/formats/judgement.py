@@ -39,7 +39,7 @@ CREATE TABLE IF NOT EXISTS units (
     outcome TEXT, exit_code INTEGER, scores TEXT NOT NULL DEFAULT '{{}}', messages TEXT NOT NULL DEFAULT '[]',
     wall_seconds REAL, worker TEXT, attempt INTEGER NOT NULL DEFAULT 0, started TEXT, ended TEXT,
     submission_sha256 TEXT NOT NULL, reference_sha256 TEXT NOT NULL, time_limit REAL, run_dir TEXT NOT NULL,
-    part_group TEXT NOT NULL DEFAULT '',
+    part_group TEXT NOT NULL DEFAULT '', environment_sha256 TEXT NOT NULL DEFAULT '',
     PRIMARY KEY (team, task, unit));
 CREATE TABLE IF NOT EXISTS attempts (
     team TEXT NOT NULL, task TEXT NOT NULL, unit TEXT NOT NULL, attempt INTEGER NOT NULL,

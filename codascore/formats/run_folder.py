@@ -8,7 +8,10 @@ worker lays out a job (docs/codabench.md#the-compute-worker)::
     RUN/scoring/output/                scores.json, details.json, detailed_results.html
 
 The judge adds, in a part unit's run folder, the part's input data (``part_input/``) and, in a score
-unit's, the results submission its parts made (``merged_submission/``).
+unit's, the results submission its parts made (``merged_submission/``). The judge's import check of a team
+(docs/judge.md#the-import-check) is a run folder of its own, ``OUT/import_checks/<team>/<task>/``, holding
+``import_check/`` (the program and the submission, as in a prediction step), its logs and ``check.json``
+(what it checked and how it ended).
 """
 
 from __future__ import annotations
@@ -24,6 +27,10 @@ RUNNER_FOLDERS = frozenset({LOGS, PREDICTION, SCORING})
 OUTPUT = "output"
 PART_INPUT = "part_input"
 MERGED_SUBMISSION = "merged_submission"
+#: A judgement's folder of import checks (below OUT), and the step folder and record of one.
+IMPORT_CHECKS = "import_checks"
+IMPORT_CHECK = "import_check"
+IMPORT_CHECK_RECORD = "check.json"
 
 
 def prediction_output(run_dir: Path) -> Path:

@@ -19,18 +19,20 @@ from pathlib import Path
 from typing import Callable
 
 from ..competition import project_root
+from ..environments import Settings
 from ..errors import JudgeError, ReferenceDataError, RunnerError
+from ..formats.environment import ENVIRONMENTS
 from ..formats.judgement import Judgement, status_table
 from ..plan import PIPELINE_KEYS
 from ..registry import get_task
 from ..runner import find_layout
 from ..task import Task
-from .parts import is_code_submission, plan_units
+from .parts import DEFAULT_IMPORT_TIME_LIMIT, check_imports, is_code_submission, plan_units
 from .progress import Progress
 from .results import write_results
 from .scheduler import Scheduler, run_folder, settle_folders
 from .store import FINISHED, Store
-from .teams import Skipped, folder_sha256, read_teams
+from .teams import Skipped, folder_sha256, read_teams, with_environments
 from .units import Unit, list_units
 
 __all__ = ["JudgeSummary", "budget_of", "judge", "status"]
@@ -63,7 +65,8 @@ class JudgeSummary:
 def judge(submissions: Path, task: str, out: Path, root: Path | None = None, workers: int | None = None,
           scheduler: str | None = None, cluster_file: Path | None = None, retries: int = 2,
           time_limit: float | None = None, progress: Callable[[str], None] | None = None,
-          profile: str | None = None, overrides: dict | None = None) -> JudgeSummary:
+          profile: str | None = None, overrides: dict | None = None, environments: Settings | None = None,
+          import_time_limit: float = DEFAULT_IMPORT_TIME_LIMIT) -> JudgeSummary:
     """Judge every team of the submissions folder on task and return how it ended.
 
     root: the project folder of the programs and the private data (default: the installed project's).
@@ -73,7 +76,11 @@ def judge(submissions: Path, task: str, out: Path, root: Path | None = None, wor
     the phase's). progress: called with each line to show. profile: a budget profile's name (the task's
     JudgePlan.profiles); overrides: values set over it (docs/judge.md#profiles). With either, a code
     submission of a task that has a judging plan is judged as the organisers' jobs, and a results
-    submission once per group of the plan (docs/judge.md#units)."""
+    submission once per group of the plan (docs/judge.md#units). environments: build each team's declared
+    environment with uv and run its code there (docs/judge.md#environments), with the organiser's settings;
+    a team whose environment cannot be had is skipped with the reason. import_time_limit: seconds the import
+    check of a code submission judged in parts may take, once per team and environment
+    (docs/judge.md#the-import-check)."""
     say = progress or (lambda line: None)
     started = time.monotonic()
     task_obj = get_task(task)
@@ -89,13 +96,25 @@ def judge(submissions: Path, task: str, out: Path, root: Path | None = None, wor
         say(f"flagged {name}: {'; '.join(team_flags)}")
     groups, scoring, parts = task_plan(root, task_obj, budget) if profile is not None or overrides else ([], {}, [])
     out.mkdir(parents=True, exist_ok=True)
+    if environments is not None:
+        teams, unbuilt = with_environments(teams, entry_file(task_obj), environments,
+                                           environments.cache or out / ENVIRONMENTS, say)
+        skipped += unbuilt
+    code = {team.name for team in teams if parts and is_code_submission(task_obj, team.submission, out)}
+    if code and task_obj.code_entry is not None and task_obj.judge_plan().checked_import:
+        failed = check_imports(find_layout(root, task_name), [team for team in teams if team.name in code], out,
+                               import_time_limit, say)
+        skipped += [Skipped(team.name, team.submission, failed[team.name]) for team in teams if team.name in failed]
+        teams = [team for team in teams if team.name not in failed]
+        parts = [dataclasses.replace(part, config={**part.config, **task_obj.judge_plan().checked_import})
+                 for part in parts]
     store = Store(out)
     try:
         store.record_skipped(task_name, skipped)
         settle_folders(store, out)
         units = [unit for team in teams for unit in list_units(
             task_name, team.name, team.submission, time_limit, budget, groups, scoring,
-            parts if parts and is_code_submission(task_obj, team.submission, out) else None)]
+            parts if team.name in code else None, team.python, team.environment)]
         todo = units_to_run(store, out, units, {team.name: team.sha256 for team in teams}, folder_sha256(reference))
         dashboard = run_on_cluster(store, out, root, todo, units, say,
                                    dict(workers=workers, scheduler=scheduler, cluster_file=cluster_file),
@@ -106,6 +125,12 @@ def judge(submissions: Path, task: str, out: Path, root: Path | None = None, wor
         store.close()
     return JudgeSummary(task_name, out, counts, len(todo), skipped, results, dashboard,
                         time.monotonic() - started)
+
+
+def entry_file(task: Task) -> str | None:
+    """The file a code submission of the task is imported from (its code entry), beside which a team declares
+    its environment; None for a task whose code submissions are commands."""
+    return task.code_entry.file if task.code_entry is not None else None
 
 
 def budget_of(task: Task, profile: str | None, overrides: dict | None) -> dict:

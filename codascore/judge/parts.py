@@ -12,6 +12,7 @@ results submission, and runs it through :func:`codascore.runner.run`, so that it
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import shutil
 import tempfile
@@ -22,7 +23,8 @@ from .. import runner, zips
 from ..competition import read_task_config
 from ..errors import ReferenceDataError, RunnerError, SubmissionError
 from ..formats.outputs import INGESTION_ERROR
-from ..formats.run_folder import MERGED_SUBMISSION, PART_INPUT, prediction_output
+from ..formats.atomic import write_json_atomic
+from ..formats.run_folder import IMPORT_CHECK_RECORD, IMPORT_CHECKS, MERGED_SUBMISSION, PART_INPUT, prediction_output
 from ..outcomes import Outcome, exit_code_of
 from ..plan import PART_DONE, PART_FAILED, PART_REFUSED, PART_TIMED_OUT, Group, Part, PartOutcome
 from ..runner.logs import log_warnings
@@ -32,6 +34,9 @@ from ..task import Task
 
 #: A part's recorded outcome when its prediction step ended (whatever its programs' exit codes).
 PART_STEP_ENDED = "DONE"
+#: Seconds the import check of a team's code submission may take (docs/judge.md#the-import-check): its own
+#: limit, not a fit's, and generous: it stops an import that hangs, not one slowed by a loaded machine.
+DEFAULT_IMPORT_TIME_LIMIT = 600.0
 
 
 def plan_units(task: Task, input_data: Path | None, budget: dict) -> tuple[list[Group], dict, list[Part]]:
@@ -75,6 +80,36 @@ def is_code_submission(task: Task, submission: Path, staging: Path) -> bool:
     return False
 
 
+def check_imports(layout: runner.TaskLayout, teams: list, out: Path, time_limit: float,
+                  say=lambda line: None) -> dict[str, str]:
+    """Import each team's code submission once, as the task's ingestion does (runner.check_import: the step's
+    sandbox, the team's interpreter, a limit of its own), before any of its parts runs, so that its parts do
+    not check it again (JudgePlan.checked_import). A check that passed is kept in
+    OUT/import_checks/<team>/<task>/check.json and not run again while the submission, the environment and the
+    limit are the same. Returns {team: reason} of the teams whose import failed."""
+    failed = {}
+    for team in teams:
+        folder = Path(out) / IMPORT_CHECKS / team.name / layout.task.name
+        inputs = {"submission_sha256": team.sha256, "environment": team.environment, "python": team.python or "",
+                  "time_limit": float(time_limit)}
+        try:
+            earlier = json.loads((folder / IMPORT_CHECK_RECORD).read_text())
+        except (OSError, ValueError):
+            earlier = None
+        passed = isinstance(earlier, dict) and earlier.get("reason") == ""
+        if passed and all(earlier.get(key) == value for key, value in inputs.items()):
+            continue
+        started = time.perf_counter()
+        reason = runner.check_import(layout, team.submission, folder, runner.choose_container(None, team.python),
+                                     time_limit)
+        seconds = round(time.perf_counter() - started, 2)
+        write_json_atomic(folder / IMPORT_CHECK_RECORD, {**inputs, "reason": reason, "seconds": seconds})
+        say(f"import check of {team.name}: {reason or 'imported'} ({seconds:g} s)")
+        if reason:
+            failed[team.name] = f"import check: {reason}"
+    return failed
+
+
 def result_dict(result: runner.RunResult) -> dict:
     """A runner.run result as the small plain dict a unit returns."""
     return {"outcome": result.outcome.name, "exit_code": int(exit_code_of(result.outcome)),
@@ -86,7 +121,7 @@ def result_dict(result: runner.RunResult) -> dict:
 
 def run_part(spec: dict) -> dict:
     """A part unit: the part's input data written into the run folder, then the prediction step run on it
-    as runner.run runs it. Outcome DONE when the step ended (its programs' exit codes recorded; an
+    as runner.run runs it (under the team's environment's interpreter when it has one). Outcome DONE when the step ended (its programs' exit codes recorded; an
     ingestion that failed leaves its ingestion_error.txt in the output, as in a whole run), TIMED_OUT or
     INVALID when it stopped or was refused (then ingestion_error.txt says why)."""
     started = time.perf_counter()
@@ -100,7 +135,8 @@ def run_part(spec: dict) -> dict:
     layout = dataclasses.replace(layout, input_data=run_dir / PART_INPUT,
                                  time_limit=float(spec["time_limit"] or layout.time_limit))
     try:
-        step, stop = runner.predict(layout, Path(spec["submission"]), run_dir, runner.choose_container(None, None))
+        step, stop = runner.predict(layout, Path(spec["submission"]), run_dir,
+                                    runner.choose_container(None, spec.get("python")))
     except SubmissionError as refused:
         return part_result(Outcome.INVALID.name, None, str(refused), [], run_dir, started, str(refused))
     codes = [code for code in step.exit_codes.values() if code is not None]

@@ -58,6 +58,8 @@ class Store(Judgement):
             columns = {row["name"] for row in self.db.execute("PRAGMA table_info(units)")}
             if "part_group" not in columns:  # a judgement of a version without parts
                 self.db.execute("ALTER TABLE units ADD COLUMN part_group TEXT NOT NULL DEFAULT ''")
+            if "environment_sha256" not in columns:  # a judgement of a version without team environments
+                self.db.execute("ALTER TABLE units ADD COLUMN environment_sha256 TEXT NOT NULL DEFAULT ''")
             self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
             raise JudgeError(f"{path} is not a judgement's results database: {exc}") from exc
@@ -92,31 +94,33 @@ class Store(Judgement):
                run_dirs: dict[str, str], force: set[str] = frozenset()) -> list[Unit]:
         """Bring the rows up to date with this judgement's units and return those to run: new units, units
         not finished (running when a judge died, infrastructure errors), finished units whose submission,
-        reference data or time limit changed since, and those named in force (a score unit whose parts run
+        reference data, time limit or team environment (its digest) changed since, and those named in force
+        (a score unit whose parts run
         again); each pending again, its old result cleared (its run folder stays until a new result
         replaces it)."""
         todo = []
         with self.transaction() as db:
             for unit in units:
                 sha, row = submission_sha[unit.team], self.row(unit)
-                same = row is not None and (row["submission_sha256"], row["reference_sha256"], row["time_limit"]) \
-                    == (sha, reference_sha, unit.time_limit)
+                same = row is not None and (row["submission_sha256"], row["reference_sha256"], row["time_limit"],
+                                            row["environment_sha256"]) \
+                    == (sha, reference_sha, unit.time_limit, unit.environment)
                 if row is not None and same and row["state"] in FINISHED and unit.name not in force:
                     continue
                 todo.append(unit)
                 if row is None:
                     db.execute("INSERT INTO units (team, task, unit, kind, state, submission_sha256, "
-                               "reference_sha256, time_limit, run_dir, part_group) "
-                               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                               "reference_sha256, time_limit, run_dir, part_group, environment_sha256) "
+                               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                (unit.team, unit.task, unit.key, unit.kind, PENDING, sha, reference_sha,
-                                unit.time_limit, run_dirs[unit.name], unit.group))
+                                unit.time_limit, run_dirs[unit.name], unit.group, unit.environment))
                 else:
                     db.execute("UPDATE units SET state=?, outcome=NULL, exit_code=NULL, scores='{}', "
                                "messages='[]', wall_seconds=NULL, worker=NULL, started=NULL, ended=NULL, "
-                               "submission_sha256=?, reference_sha256=?, time_limit=?, kind=?, part_group=? "
-                               "WHERE team=? AND task=? AND unit=?",
-                               (PENDING, sha, reference_sha, unit.time_limit, unit.kind, unit.group, unit.team,
-                                unit.task, unit.key))
+                               "submission_sha256=?, reference_sha256=?, time_limit=?, kind=?, part_group=?, "
+                               "environment_sha256=? WHERE team=? AND task=? AND unit=?",
+                               (PENDING, sha, reference_sha, unit.time_limit, unit.kind, unit.group,
+                                unit.environment, unit.team, unit.task, unit.key))
         return todo
 
     def start_attempt(self, unit: Unit) -> int:

@@ -14,6 +14,7 @@ import zipfile
 from pathlib import Path
 
 from ..digests import file_sha256, folder_sha256
+from ..environments import Settings, team_environments
 from ..formats.fetch import read_notes
 
 #: Entries of the submissions folder that are nobody's submission (a file manager's or an editor's).
@@ -31,6 +32,10 @@ class Team:
     sha256: str
     #: what the judge says of the submission beside its results (made after its phase's end)
     flags: tuple[str, ...] = ()
+    #: the interpreter of the team's environment (docs/judge.md#environments), None: the judge's own
+    python: str | None = None
+    #: the digest of what that environment was built from ("" without one)
+    environment: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -101,4 +106,15 @@ def submission_sha256(path: Path) -> str:
     path = Path(path)
     return folder_sha256(path) if path.is_dir() else file_sha256(path)
 
+
+def with_environments(teams: list[Team], entry_file: str | None, settings: Settings, cache: Path,
+                      say=lambda line: None) -> tuple[list[Team], list[Skipped]]:
+    """Each team with its environment (codascore.environments: built, or reused from cache), before any unit
+    runs; a team whose environment cannot be had is skipped with the reason (its Python, its file, the
+    package)."""
+    found, failed = team_environments([(team.name, team.submission) for team in teams], entry_file, settings,
+                                      cache, say)
+    kept = [dataclasses.replace(team, python=found[team.name].python, environment=found[team.name].digest)
+            if team.name in found else team for team in teams if team.name not in failed]
+    return kept, [Skipped(team.name, team.submission, failed[team.name]) for team in teams if team.name in failed]
 

@@ -45,7 +45,8 @@ class Unit:
     limit per step (None: the phase's), its group (the parts scored together, or the group a results
     submission is scored for; "" for the whole task), the keys of the units it needs finished first, a
     part's own settings (Part.as_data()), and the task.yaml values its scoring takes (its group's and the
-    budget's: SRBench's accuracy_source)."""
+    budget's: SRBench's accuracy_source); the team's environment (its interpreter and digest) for units that
+    run the team's code."""
 
     team: str
     task: str
@@ -58,6 +59,10 @@ class Unit:
     needs: tuple[str, ...] = ()
     part: dict | None = None
     scoring: dict = dataclasses.field(default_factory=dict)
+    #: the interpreter the unit's participant code runs under (its team's environment; None: the judge's own)
+    #: and the digest of that environment ("" without one), a part of the unit's fingerprint
+    python: str | None = None
+    environment: str = ""
 
     @property
     def name(self) -> str:
@@ -71,29 +76,34 @@ class Unit:
 
 def list_units(task: str, team: str, submission: Path, time_limit: float | None = None,
                budget: dict | None = None, groups: list[Group] | None = None, scoring: dict | None = None,
-               parts: list[Part] | None = None) -> list[Unit]:
+               parts: list[Part] | None = None, python: str | None = None, environment: str = "") -> list[Unit]:
     """The units of one team's judgement on task. time_limit (seconds per step) overrides the budget's,
     which overrides the phase's; the budget may also set a code submission's cores and memory.
 
     groups and scoring (a judgement under a plan's budget): without parts (a results submission) one
     pipeline unit per group, scored with the group's settings and scoring's, asking the default resources
     (it runs no code); with parts (a code submission) a part unit each, then a score unit per group needing
-    its parts. Without groups: one pipeline unit, as ``codascore run`` runs the submission."""
+    its parts. Without groups: one pipeline unit, as ``codascore run`` runs the submission.
+
+    python and environment (the team's environment): a pipeline unit's steps and every part run under
+    python, as ``codascore run --python`` runs them; a score unit runs no team code, under the judge's own."""
+    team_env = {"python": python, "environment": environment}
     budget, scoring = dict(budget or {}), dict(scoring or {})
     limit = time_limit if time_limit is not None else budget.get("time_limit")
     limit = float(limit) if limit is not None else None
     if not groups:
         resources = {name: float(budget.get(name, default)) for name, default in DEFAULT_RESOURCES.items()}
-        return [Unit(team, task, PIPELINE, PIPELINE, Path(submission), resources, limit)]
+        return [Unit(team, task, PIPELINE, PIPELINE, Path(submission), resources, limit, **team_env)]
     if not parts:
         return [Unit(team, task, PIPELINE, group_key(PIPELINE, group.name), Path(submission), dict(DEFAULT_RESOURCES),
-                     limit, group.name, scoring={**scoring, **group.config}) for group in groups]
+                     limit, group.name, scoring={**scoring, **group.config}, **team_env) for group in groups]
     units = []
     for part in parts:
         part_limit = part.time_limit if part.time_limit is not None else limit
         units.append(Unit(team, task, PART, part.key, Path(submission),
                           {"cores": float(part.cores), "memory": float(part.memory)},
-                          float(part_limit) if part_limit is not None else None, part.group, part=part.as_data()))
+                          float(part_limit) if part_limit is not None else None, part.group, part=part.as_data(),
+                          **team_env))
     for group in groups:
         keys = tuple(part.key for part in parts if part.group == group.name)
         units.append(Unit(team, task, SCORE, group_key(SCORE, group.name), Path(submission), dict(DEFAULT_RESOURCES),
@@ -110,10 +120,11 @@ def group_key(kind: str, group: str) -> str:
 def unit_spec(unit: Unit, staging: Path, root: Path, needs: list[dict] | None = None) -> dict:
     """What a worker needs to run the unit, as plain data: the task, the submission, the staging run folder
     it writes, the project root and the time limit; a part's settings; the task.yaml values its scoring
-    takes; for a score unit, what each of its parts left (:func:`part_record`)."""
+    takes; for a score unit, what each of its parts left (:func:`part_record`); the interpreter of the team's
+    environment (None: the worker's own)."""
     return {"kind": unit.kind, "task": unit.task, "submission": str(unit.submission), "run_dir": str(staging),
             "root": str(root), "time_limit": unit.time_limit, "name": unit.name, "part": unit.part,
-            "reference_config": dict(unit.scoring), "parts": list(needs or [])}
+            "reference_config": dict(unit.scoring), "parts": list(needs or []), "python": unit.python}
 
 
 def part_record(part: dict, row, run_dir: Path) -> dict:
@@ -125,9 +136,10 @@ def part_record(part: dict, row, run_dir: Path) -> dict:
 
 
 def run_pipeline(spec: dict) -> dict:
-    """The pipeline unit: runner.run, as ``codascore run`` does, into the staging run folder."""
+    """The pipeline unit: runner.run, as ``codascore run`` does (``--python`` the team's environment), into
+    the staging run folder."""
     return result_dict(runner.run(spec["task"], Path(spec["submission"]), Path(spec["run_dir"]),
-                                  root=Path(spec["root"]), time_limit=spec["time_limit"],
+                                  root=Path(spec["root"]), time_limit=spec["time_limit"], python=spec.get("python"),
                                   reference_config=spec.get("reference_config") or None))
 
 

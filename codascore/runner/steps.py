@@ -27,7 +27,9 @@ import yaml
 from .. import containers, zips
 from ..containers import Mount
 from ..formats.outputs import WORKER_METADATA
-from ..formats.run_folder import LOGS, OUTPUT, PREDICTION, SCORING, prediction_output, scoring_output
+from ..errors import RunnerError
+from ..formats.run_folder import IMPORT_CHECK, LOGS, OUTPUT, PREDICTION, SCORING, prediction_output, \
+    scoring_output
 from .layout import TaskLayout
 from .worker import materialise, place_submission, program_command, program_folder_zip, read_command, \
     worker_metadata
@@ -124,6 +126,29 @@ def prepare_prediction(layout: TaskLayout, submission: Path, run_dir: Path, max_
         programs.append(Program("ingestion", command, (*mounts, *common), logs / "ingestion",
                                 f"[prediction] ingestion program: {command}"))
     return Step("prediction", folder, tuple(programs), layout.time_limit, output)
+
+
+def prepare_import_check(layout: TaskLayout, submission: Path, run_dir: Path, time_limit: float,
+                         max_submission_bytes: int = zips.MAX_ARCHIVE_BYTES) -> Step:
+    """The import check of a code submission (docs/judge.md#the-import-check): the ingestion program's folder
+    at /app/program and the submission at /app/ingested_program, as in the prediction step, and one program
+    that imports the submission's entry as the task's ingestion does (Task.code_entry;
+    codabench.check_import_main), under time_limit. SubmissionError when the submission cannot be placed."""
+    entry = layout.task.code_entry
+    if entry is None or layout.ingestion_program is None:
+        raise RunnerError(f"{layout.task.name}: no code entry or ingestion program: nothing to import")
+    folder, logs = run_dir / IMPORT_CHECK, run_dir / LOGS
+    logs.mkdir(parents=True, exist_ok=True)
+    place_submission(submission, folder / "ingested_program", max_submission_bytes)
+    materialise(program_folder_zip(layout.ingestion_program), folder / "program")
+    script = ("import sys; from codascore.codabench import check_import_main; "
+              "sys.exit(check_import_main(sys.argv[1:]))")
+    command = shlex.join(["python3", "-c", script, "/app/program", "/app/ingested_program", entry.file,
+                          entry.loader, *entry.arguments])
+    mounts = (Mount(folder / "program", "/app/program", read_only=True),
+              Mount(folder / "ingested_program", "/app/ingested_program"))
+    program = Program("ingestion", command, mounts, logs / IMPORT_CHECK, f"[import check] {entry.file}")
+    return Step(IMPORT_CHECK, folder, (program,), float(time_limit), folder)
 
 
 def prediction_stop(prediction: StepRun) -> str:

@@ -143,6 +143,7 @@ class SRBenchPlan(JudgePlan):
     """One SRBench task's plan: a part per (dataset, seed), one group (the whole task)."""
 
     budget_keys = BUDGET_KEYS
+    checked_import = {"import_check": False}
 
     def __init__(self, task):
         super().__init__(task)
