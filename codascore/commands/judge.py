@@ -47,7 +47,14 @@ class Judge(Command):
                            help="a batch system's cluster through dask-jobqueue, described in a YAML file "
                                 "(docs/judge.md#clusters)")
         parser.add_argument("--retries", type=int, default=2,
-                            help="attempts after the first for a unit whose worker died (default 2)")
+                            help="attempts after the first for a unit whose worker died while running it (default "
+                                 "2; a unit lost before it started costs none)")
+        parser.add_argument("--worker-timeout", type=float, metavar="SECONDS",
+                            help="end the judgement when the cluster has had no worker this long (default: the "
+                                 "cluster file's worker_timeout, else 600)")
+        parser.add_argument("--unisolated", action="store_true",
+                            help="run the teams' code even where no sandbox can isolate it (no bubblewrap): it "
+                                 "can then read the private data; refused without this flag")
         parser.add_argument("--time-limit", type=float, metavar="SECONDS",
                             help="seconds per step (default: the phase's)")
         parser.add_argument("--profile", metavar="NAME",
@@ -74,15 +81,17 @@ class Judge(Command):
             raise UsageError("name the task, the submissions folder and --out OUT (or --status OUT alone)")
         if not Path(args.submissions).is_dir():
             raise UsageError(f"{args.submissions}: no such folder (one sub-folder or zip per team)")
-        if args.retries < 0 or (args.workers is not None and args.workers < 1):
-            raise UsageError("--retries must be 0 or more, --workers 1 or more")
+        if args.retries < 0 or (args.workers is not None and args.workers < 1) or \
+                (args.worker_timeout is not None and args.worker_timeout <= 0):
+            raise UsageError("--retries must be 0 or more, --workers 1 or more, --worker-timeout above 0")
         from ..judge import judge
         from ..judge.phases import judge_phase
 
         say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
         where = dict(workers=args.workers, scheduler=args.scheduler, retries=args.retries, progress=say,
                      cluster_file=Path(args.cluster) if args.cluster else None, time_limit=args.time_limit,
-                     profile=args.profile, overrides=parameters(args.overrides))
+                     profile=args.profile, overrides=parameters(args.overrides), unisolated=args.unisolated,
+                     worker_timeout=args.worker_timeout)
         summaries = judge_phase(Path(args.bundle), args.phase, Path(args.submissions), Path(args.out), **where) \
             if args.bundle else [judge(Path(args.submissions), args.task, Path(args.out),
                                        root=Path(args.root) if args.root else None, **where)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from ..formats.judgement import DONE, FAILED, INFRASTRUCTURE, PENDING, RUNNING, STATES, Judgement
+from ..formats.judgement import DONE, FAILED, INFRASTRUCTURE, PENDING, QUEUED, RUNNING, STATES, Judgement
 
 
 class Progress:
@@ -15,7 +15,9 @@ class Progress:
     def __init__(self, total: int, already: int):
         self.total, self.already = total, already
         self.finished = {DONE: 0, FAILED: 0, INFRASTRUCTURE: 0}
-        self.running = 0
+        self.running = 0  # started by a worker
+        self.queued = 0  # handed to the cluster, not yet started
+        self.requeued = 0  # lost before a worker started them: queued again, no attempt counted
         self.started = time.monotonic()
 
     def finish(self, state: str) -> None:
@@ -33,9 +35,10 @@ class Progress:
             "nothing left" if not self.remaining else "time left unknown"
         infrastructure = f", {self.finished[INFRASTRUCTURE]} infrastructure errors" \
             if self.finished[INFRASTRUCTURE] else ""
+        requeued = f" ({self.requeued} requeued unstarted)" if self.requeued else ""
         return (f"{self.already + finished_now}/{self.total} units finished ({self.finished[DONE]} done, "
                 f"{self.finished[FAILED]} failed{infrastructure} now; {self.already} before), "
-                f"{self.running} running or queued, {rate:.1f} units/min, {left}")
+                f"{self.running} running, {self.queued} queued{requeued}, {rate:.1f} units/min, {left}")
 
 
 def format_duration(seconds: float) -> str:
@@ -63,7 +66,7 @@ def status_table(store: Judgement) -> str:
         lines.append(f"{task + ' / ' + team:<{width}}" + "".join(f"{counts[s]:>22}" for s in STATES))
     totals = store.counts()
     lines.append(f"{'total':<{width}}" + "".join(f"{totals[s]:>22}" for s in STATES))
-    unfinished = totals[PENDING] + totals[RUNNING] + totals[INFRASTRUCTURE]
+    unfinished = totals[PENDING] + totals[QUEUED] + totals[RUNNING] + totals[INFRASTRUCTURE]
     lines.append(f"{sum(totals.values())} units, {unfinished} to run by the next judgement")
     lines += [f"skipped {entry['task']} / {entry['name']}: {entry['reason']}" for entry in store.skipped()]
     return "\n".join(lines)
