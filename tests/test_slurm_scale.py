@@ -116,8 +116,8 @@ def listening(pid: int) -> list[tuple[str, int]]:
 
 
 class Killer:
-    """SIGKILLs a worker process of the cluster's jobs at random moments (its nanny starts another), and
-    remembers the address each killed worker listened on."""
+    """SIGKILLs a worker process of the cluster's jobs at random moments while another one runs (its nanny
+    starts another), and remembers the address each killed worker listened on."""
 
     def __init__(self, slurm):
         self.slurm, self.killed, self.stop = slurm, {}, threading.Event()
@@ -146,7 +146,7 @@ class Killer:
         chooser = random.Random(20260101)
         while not self.stop.wait(chooser.uniform(*KILL_EVERY)):
             workers = self.workers()
-            if not workers:
+            if len(workers) < 2:  # the last one spared: random deaths, not a cluster where every job dies
                 continue
             pid = chooser.choice(sorted(workers))
             try:

@@ -24,6 +24,9 @@ from ..errors import ReferenceDataError
 DATABASE = "judge.sqlite"
 RESULTS = "results.csv"
 RUNS = "runs"
+#: A unit's result as its worker returned it, kept in its attempt's run folder: a result lost with its worker
+#: before the judge had it (Dask then runs the task again) is read there instead of charging a new attempt.
+UNIT_RESULT = "unit_result.json"
 #: The store's schema version (SQLite's user_version); a store of a newer version is refused by name. 0 is
 #: a store of the versions before it was counted, which the judge brings up to date; 1 had no state
 #: ``queued`` and no fingerprint, isolation or stale columns (its units are judged again: what their results

@@ -268,6 +268,9 @@ class Watch:
     job_failures: list = dataclasses.field(default_factory=list)
     system: str = ""
     no_worker_since: float | None = None
+    #: The cores the cluster may come to have (a cluster file's maximum_jobs, a LocalCluster's workers):
+    #: the judge keeps units outstanding for them too, so that adaptive scaling sees the work to do.
+    planned_cores: float = 0.0
 
 
 #: The watch of each client open_client made.
@@ -301,11 +304,12 @@ def open_client(workers: int | None = None, scheduler: str | None = None, cluste
     if cluster_file is not None:
         config = read_cluster_file(cluster_file)
         watch = Watch(worker_timeout or config.get("worker_timeout_seconds") or DEFAULT_WORKER_TIMEOUT,
-                      system=config["system"])
+                      system=config["system"],
+                      planned_cores=config["maximum_jobs"] * config["processes"] * worker_offer(config)["cores"])
         cluster = jobqueue_cluster(config, watch.job_failures, watch.worker_timeout)
         plugin = UnitGuard(config.get("walltime_seconds"), config["margin_seconds"])
     else:
-        watch = Watch(worker_timeout or DEFAULT_WORKER_TIMEOUT)
+        watch = Watch(worker_timeout or DEFAULT_WORKER_TIMEOUT, planned_cores=workers or os.cpu_count() or 1)
         cluster = local_cluster(workers, worker_timeout=watch.worker_timeout)
         plugin = UnitGuard()
     with cluster, Client(cluster) as client:
@@ -387,6 +391,16 @@ def readable(key: str, amount: float) -> str:
     from dask.utils import format_bytes
 
     return format_bytes(amount) if key == "memory" else f"{amount:g}"
+
+
+def cores_for_units(client) -> float:
+    """The cores the judge keeps units outstanding for: twice what the cluster has or may come to have. Dask
+    hands a unit that asks for resources to a worker at once, where it waits its turn; a worker that dies
+    sends back all it held, so the judge holds back the rest (scheduler.Scheduler.pump) and a death costs
+    at most a few units queued again."""
+    watch = WATCHES.get(client)
+    joined = sum(float((worker.get("resources") or {}).get("cores", 1)) for worker in workers_of(client).values())
+    return 2 * max(joined, watch.planned_cores if watch else 0.0)
 
 
 def resources_of(client) -> list[dict]:

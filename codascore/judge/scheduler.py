@@ -1,12 +1,16 @@
 """The judge's loop: submit each unit to the cluster, record when a worker starts it and what comes back,
 retry what the cluster lost, and move each result's run folder into place only once the result is recorded.
 
-Every unit is submitted at once, longest first (Dask's priority: its time limit times its steps), with the
-resources it asks for; Dask holds it until a worker can take it. A unit is **queued** until a worker starts
+Units are submitted longest first (Dask's priority: its time limit times its steps), with the resources
+they ask for, and only as many as twice the cores the cluster has or may come to have
+(cluster.cores_for_units): Dask hands such a unit to a worker at once, where it waits its turn, and a worker
+that dies sends back all it held. The rest wait here, pending. A unit is **queued** until a worker starts
 it: the worker makes the attempt's folder and tells the judge (an event on the judgement's topic), and from
 then on the unit is **running** and the attempt counted. A unit lost before it started (its worker died
 while it waited there, a job retired) is queued again, for nothing; one lost after it started is an
-attempt lost, retried while retries are left.
+attempt lost, retried while retries are left. A worker keeps each result in the attempt's folder too
+(formats.judgement.UNIT_RESULT): a result lost with its worker before the judge had it is read there, not
+charged again.
 
 A unit's attempt N runs in the staging folder ``runs/<team>/<task>/<unit>.attempt-N``. When it returns, the
 result is recorded first, then the folder renamed to ``runs/<team>/<task>/<unit>`` (an older run folder there
@@ -26,6 +30,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import heapq
+import itertools
 import os
 import queue
 import re
@@ -35,10 +41,10 @@ from typing import Callable
 
 from ..errors import JudgeError
 from ..outcomes import one_line
-from .cluster import check_cluster
+from .cluster import check_cluster, cores_for_units
 from .progress import Progress
 from .store import FINISHED, INFRASTRUCTURE, Store
-from .units import Unit, part_record, run_unit, unit_spec
+from .units import Unit, kept_result, part_record, run_unit, unit_spec
 
 #: What a future raises when the cluster, not the submission, lost the unit: KilledWorker, a broken
 #: connection, a cancelled future; any other exception raised by run_unit itself (a full disk on the worker).
@@ -133,6 +139,8 @@ class Scheduler:
         self.submitted = 0
         self.folders: dict[str, int] = {}
         self.requeues: dict[str, int] = {}
+        self.ready: list = []  # a heap of (-seconds, order, unit, tries, attempt): held back until pumped
+        self.order = itertools.count()
 
     def run(self, units: list[Unit]) -> None:
         """Run the units: those needing nothing unfinished at once, the others as their needs finish (a need
@@ -148,17 +156,19 @@ class Scheduler:
                     self.waiting[unit.name] = (unit, needs)
                 else:
                     self.submit(unit, tries=1)
+            self.pump()
             self.say(self.progress.line())
-            while self.running:
+            while self.running or self.ready:
                 try:
                     what, payload = self.events.get(timeout=POLL)
                 except queue.Empty:
                     check_cluster(self.client)
-                    continue
-                if what == "start":
-                    self.heard_start(payload)
                 else:
-                    self.ended(payload)
+                    if what == "start":
+                        self.heard_start(payload)
+                    else:
+                        self.ended(payload)
+                self.pump()
         finally:
             self.client.unsubscribe_topic(self.topic)
             if self.running:
@@ -168,8 +178,24 @@ class Scheduler:
                     self.say(f"{released} units no worker had started are pending again")
 
     def submit(self, unit: Unit, tries: int, attempt: int | None = None) -> None:
-        """Queue an attempt of the unit (a new number, unless it is one lost before it started) and submit
-        it under a key of its own, longest units first."""
+        """Hold an attempt of the unit (attempt: one lost before it started, else a new one) until
+        :meth:`pump` sends it."""
+        heapq.heappush(self.ready, (-unit.seconds, next(self.order), unit, tries, attempt))
+
+    def pump(self) -> None:
+        """Send the held units, longest first, while the cores they ask stay within twice what the cluster
+        has or may come to have; one at least while none is out."""
+        if not self.ready:
+            return
+        limit = cores_for_units(self.client)
+        out = sum(unit.resources.get("cores", 1) for unit, _, _ in self.running.values())
+        while self.ready and (not self.running or out + self.ready[0][2].resources.get("cores", 1) <= limit):
+            _, _, unit, tries, attempt = heapq.heappop(self.ready)
+            self.send(unit, tries, attempt)
+            out += unit.resources.get("cores", 1)
+
+    def send(self, unit: Unit, tries: int, attempt: int | None) -> None:
+        """Queue the attempt (a new number unless given) and submit it under a key of its own."""
         if attempt is None:
             attempt = self.store.next_attempt(unit, self.folders.get(unit.name, 0) + 1)
         self.store.queue(unit, attempt)
@@ -238,6 +264,9 @@ class Scheduler:
             return
         state = self.store.record_result(unit, attempt, result)
         place_run_folder(staging_folder(self.out, unit, attempt), run_folder(self.out, unit))
+        if attempt > 1:  # an earlier attempt lost inside a score unit's merge leaves its temporary folder
+            for left in run_folder(self.out, unit).parent.glob(f".{unit.key}.attempt-*.merged"):
+                shutil.rmtree(left, ignore_errors=True)
         self.progress.finish(state)
         self.say(f"{unit.name}: {state} ({result['outcome'].lower()}, {result['elapsed']:.1f} s); "
                  f"{self.progress.line()}")
@@ -264,6 +293,10 @@ class Scheduler:
         """The cluster lost the attempt. One that never started (no folder made, no start heard) is queued
         again as the same attempt, for nothing; one that started is retried while retries are left, else an
         infrastructure error."""
+        kept = kept_result(staging_folder(self.out, unit, attempt))
+        if kept is not None:  # it ended; its worker died before the judge had the result
+            self.returned(unit, attempt, tries, kept)
+            return
         started = any(entry["attempt"] == attempt for entry in self.store.attempts(unit)) \
             or staging_folder(self.out, unit, attempt).is_dir()
         free = type(exc).__name__ in WORKER_LEFT and self.requeues.get(unit.name, 0) < FREE_REQUEUES

@@ -29,7 +29,8 @@ from typing import Callable
 
 from .. import containers, runner
 from ..errors import RunnerError
-from ..formats.judgement import PART, PIPELINE, SCORE
+from ..formats.atomic import write_json_atomic
+from ..formats.judgement import PART, PIPELINE, SCORE, UNIT_RESULT
 from ..formats.run_folder import prediction_output
 from ..plan import DEFAULT_CORES, DEFAULT_MEMORY, Group, Part
 from .parts import result_dict, run_part, run_score
@@ -168,6 +169,9 @@ def run_unit(spec: dict) -> dict:
     from .worker import claim, take_or_pass
 
     where = worker_address()
+    kept = kept_result(Path(spec["run_dir"]))
+    if kept is not None:  # the attempt ended on a worker that died before the judge had its result
+        return kept
     take_or_pass(float(spec.get("seconds") or 0))
     started = claim(Path(spec["run_dir"]), spec.get("topic", ""), spec["name"], int(spec.get("attempt", 1)), where)
     container = containers.choose()
@@ -178,9 +182,18 @@ def run_unit(spec: dict) -> dict:
         with runner.known_digests(spec.get("digests") or {}):
             result = UNIT_FUNCTIONS[spec["kind"]](spec, container)
     except RunnerError as exc:
-        return {"organiser_error": str(exc), "worker": where, "started": started, "isolation": container.kind}
+        result = {"organiser_error": str(exc)}
     result.update(worker=where, started=started, isolation=container.kind)
+    write_json_atomic(Path(spec["run_dir"]) / UNIT_RESULT, result)
     return result
+
+
+def kept_result(run_dir: Path) -> dict | None:
+    """The result an attempt's worker kept in its run folder (formats.judgement.UNIT_RESULT), or None."""
+    try:
+        return json.loads((run_dir / UNIT_RESULT).read_text())
+    except FileNotFoundError:
+        return None
 
 
 def worker_address() -> str:
