@@ -3,7 +3,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install data demo screenshots test test-taurex test-codabench test-image test-wheel wheel bundle logo image bench clean
+.PHONY: install data demo screenshots test test-scale test-taurex test-codabench test-image test-wheel wheel bundle logo image bench clean
 
 ## The Python of Codabench's stock image, codalab/codalab-legacy:py312: python3.12 on PATH when it runs,
 ## else the newest 3.12 in pyenv's versions folder (or PYTHON312=...).
@@ -71,6 +71,15 @@ test: data
 	@$(BIN)/python -c "import json, pathlib, sys; [print('fuzz {family}: {runs} runs, outcomes {outcomes}, \
 	{violations} contract violations, peak memory {peak_memory_mib} MiB'.format(**json.loads(p.read_text()))) \
 	for p in sorted(pathlib.Path(sys.argv[1]).glob('*.json'))]" $(FUZZ_REPORT)
+
+## test-scale: the judge at scale (tests/test_slurm_scale.py): about 2,000 units judged on the tests' SLURM of
+## three nodes while worker processes are SIGKILLed at random, nothing lost nor run twice, the results those of an
+## undisturbed judgement; it prints the units per minute and the judge's own time per unit. Needs slurm-wlm and
+## munge, and root (each node a network namespace). SCALE_UNITS=500 makes it smaller.
+SCALE_UNITS ?= 2000
+test-scale: data
+	CODASCORE_SCALE=1 CODASCORE_SCALE_UNITS=$(SCALE_UNITS) $(BIN)/python -m pytest -q -rs -p no:cacheprovider -s \
+	  tests/test_slurm_scale.py
 
 ## test-taurex: the optional Ariel forward model through TauREx, in an environment of its own
 TAUREX_VENV  := .venv-taurex

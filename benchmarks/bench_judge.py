@@ -4,6 +4,11 @@
   ``teams`` copies of one sample submission into a fresh folder, the cluster started before the clock.
 - The overhead of one unit: judging a single team of a trivial results submission (the cluster already
   running) against a plain ``codascore.runner.run`` of the same submission, medians of a few.
+- The workers' cache of archives (docs/judge.md#workers): the UAI solver runs judged on 2 workers that keep
+  the programs, the data and the submissions zipped once, and on 2 that zip them for every unit
+  (CODASCORE_ARCHIVE_CACHE_BYTES=0), and the time it saves per unit.
+
+The machine's load (1-minute average) is printed with each table: the rates mean something on a quiet one.
 
 A workload names a task, a sample and its judge options: the finer unit kinds (SRBench fits, UAI solver
 runs) come from the official2022 profile cut to fit here; the units counted are those the judge ran, parts
@@ -13,6 +18,7 @@ and score units. SRBENCH (whole pipelines) is not in the default list: one takes
 from __future__ import annotations
 
 import dataclasses
+import os
 import shutil
 import statistics
 import sys
@@ -75,20 +81,47 @@ def judged(cluster, submissions: Path, task: str, out: Path, **options) -> tuple
 
 
 def rate_rows(tmp: Path, workloads, workers=WORKERS) -> list[tuple]:
-    from codascore.judge.cluster import local_cluster
-
     rows = []
     for number, load in enumerate(workloads):
         submissions = teams_folder(tmp / f"load-{number}", load.task, load.sample, load.teams)
         rates = {}
         for count in workers:
-            with local_cluster(count) as cluster:
-                out = tmp / f"out-{number}-{count}"
-                units, seconds = judged(cluster, submissions, load.task, out, **load.options)
+            units, seconds = judged_on(count, submissions, load, tmp / f"out-{number}-{count}")
             rates[count] = units / seconds * 60
         scaling = rates[workers[-1]] / rates[workers[0]]
         rows.append((load.label, units, *(f"{rates[count]:.1f}" for count in workers), f"{scaling:.2f}x"))
     return rows
+
+
+def judged_on(workers: int, submissions: Path, load: Workload, out: Path, cache: bool = True) -> tuple[int, float]:
+    """(units, seconds) of one judgement on a new LocalCluster of this many workers, whose workers keep their
+    archives or not (the environment they start with)."""
+    from codascore.judge.cluster import local_cluster
+    from codascore.runner.worker import ARCHIVE_CACHE_VARIABLE
+
+    before = os.environ.get(ARCHIVE_CACHE_VARIABLE)
+    if not cache:
+        os.environ[ARCHIVE_CACHE_VARIABLE] = "0"
+    try:
+        with local_cluster(workers) as cluster:
+            return judged(cluster, submissions, load.task, out, **load.options)
+    finally:
+        if before is None:
+            os.environ.pop(ARCHIVE_CACHE_VARIABLE, None)
+        else:
+            os.environ[ARCHIVE_CACHE_VARIABLE] = before
+
+
+def cache_rows(tmp: Path, load: Workload = UAI_SOLVER_RUNS, workers: int = 2) -> list[tuple]:
+    """The workload judged with and without the workers' cache of archives: seconds, and saved per unit."""
+    submissions = teams_folder(tmp / "cache", load.task, load.sample, load.teams)
+    units, kept = judged_on(workers, submissions, load, tmp / "cache-kept")
+    _, zipped = judged_on(workers, submissions, load, tmp / "cache-none", cache=False)
+    return [(load.label, units, f"{zipped:.1f} s", f"{kept:.1f} s", f"{(zipped - kept) / units * 1000:+.0f} ms")]
+
+
+def load_line() -> str:
+    return f"(load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores)"
 
 
 def overhead_rows(tmp: Path, repeat: int = 3) -> list[tuple]:
@@ -113,10 +146,16 @@ def overhead_rows(tmp: Path, repeat: int = 3) -> list[tuple]:
 def main(workloads=WORKLOADS, workers=WORKERS) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
+        print(load_line())
         print_table(rate_rows(tmp, workloads, workers),
                     ("workload", "units", *(f"units/min, {n} worker{'s' * (n > 1)}" for n in workers),
                      f"scaling ({workers[-1]}/{workers[0]})"))
         print()
+        print(load_line())
+        print_table(cache_rows(tmp), ("workers' cache of archives", "units", "zipped per unit", "kept by digest",
+                                      "saved per unit"))
+        print()
+        print(load_line())
         print_table(overhead_rows(tmp), ("one unit", "judge (median)", "runner.run (median)", "overhead"))
 
 

@@ -8,10 +8,17 @@ folders at ``/app/...`` (docs/codabench.md#the-compute-worker). Here a step's pr
   system's ``/usr`` read-only, a fresh ``/tmp`` and home, a minimal environment; when the sandbox's first
   process ends the kernel kills every process left in its PID namespace;
 - or in the real image with ``docker run`` (same mounts, working folder and environment as the worker);
-- or, with neither, as plain processes in their own session (the runner then warns on every run).
+- or, with neither, as plain processes in their own session, under a guard that kills every process of the
+  step when it ends (the runner then warns on every run).
 
 :class:`Container` says which, and :meth:`Container.start` starts one program of a step; the runner waits
 for all of a step's programs under one time limit (:func:`wait_all`).
+
+No program outlives the process that started it (a judge's worker SIGKILLed, a node gone): bubblewrap's
+``--die-with-parent`` kills its sandbox, and a plain process or a ``docker run`` starts under a small guard
+(:data:`GUARD`) that the kernel signals when its parent dies (``PR_SET_PDEATHSIG``), and that then kills the
+program's whole process group (and removes the docker container). :func:`stop_all` stops every program
+this process still runs (what a judge's worker does when it closes).
 """
 
 from __future__ import annotations
@@ -41,9 +48,86 @@ SYSTEM_FOLDERS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"
 ETC_ENTRIES = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime", "nsswitch.conf",
                "hosts", "resolv.conf", "ssl", "ca-certificates", "ca-certificates.conf", "passwd", "group",
                "mime.types")
+#: The guard a plain process or a docker client runs under (``python -I -S -c GUARD PARENT [CLEANUP...] --
+#: COMMAND...``). It asks the kernel for SIGTERM when its parent dies and leaves at once when the parent is
+#: already gone; it becomes the subreaper of what COMMAND starts (a process whose parent dies is given to the
+#: guard, not to init), so that every process of the step stays its descendant, whatever session or group it
+#: makes. It passes COMMAND's exit status on, once it has killed what COMMAND left behind (as a container's
+#: end does). On SIGTERM (the parent died, or the runner stops the step) it runs CLEANUP (docker rm -f), kills
+#: every descendant and leaves.
+GUARD = """
+import ctypes, os, signal, subprocess, sys
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.prctl(1, signal.SIGTERM)
+libc.prctl(36, 1)
+parent, rest = int(sys.argv[1]), sys.argv[2:]
+split = rest.index("--")
+cleanup, command = rest[:split], rest[split + 1:]
+def descendants():
+    children = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat", "rb") as handle:
+                    stat = handle.read()
+                children.setdefault(int(stat[stat.rindex(b")") + 2:].split()[1]), []).append(int(entry))
+            except (OSError, ValueError, IndexError):
+                continue
+    found, todo = [], [os.getpid()]
+    while todo:
+        for pid in children.get(todo.pop(), []):
+            found.append(pid)
+            todo.append(pid)
+    return found
+def kill_all():
+    for _ in range(100):
+        pids = descendants()
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        while True:
+            try:
+                if os.waitpid(-1, os.WNOHANG)[0] == 0:
+                    break
+            except ChildProcessError:
+                break
+def stop(*_):
+    if cleanup:
+        subprocess.run(cleanup, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60)
+    kill_all()
+    os.kill(os.getpid(), signal.SIGKILL)
+signal.signal(signal.SIGTERM, stop)
+if os.getppid() != parent:
+    stop()
+child = os.fork()
+if child == 0:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    try:
+        os.execvp(command[0], command)
+    except OSError as error:
+        print(f"{command[0]}: {error.strerror}", file=sys.stderr)
+        os._exit(127)
+status = os.waitpid(child, 0)[1]
+signal.signal(signal.SIGTERM, signal.SIG_IGN)
+kill_all()
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
+if os.WIFSIGNALED(status):
+    if os.WTERMSIG(status) not in (signal.SIGKILL, signal.SIGSTOP):
+        signal.signal(os.WTERMSIG(status), signal.SIG_DFL)
+    os.kill(os.getpid(), os.WTERMSIG(status))
+os._exit(os.waitstatus_to_exitcode(status))
+"""
+#: The programs this process runs now (Popen -> (container, name)), for stop_all.
+RUNNING: dict[subprocess.Popen, tuple["Container", str]] = {}
+
 UNISOLATED_WARNING = ("warning: the steps are NOT isolated (no bubblewrap sandbox, no --docker): the "
-                      "submission's code can read the reference data and the project, write outside its "
-                      "output and leave processes behind. Install bubblewrap (apt-get install bubblewrap) or "
+                      "submission's code can read the reference data and the project, and write outside its "
+                      "output. Install bubblewrap (apt-get install bubblewrap) or "
                       "pass --docker IMAGE.")
 
 
@@ -87,14 +171,27 @@ class Container:
         return {"PATH": os.environ.get("PATH", SANDBOX_PATH)}
 
     def start(self, command: list[str], mounts: list[Mount], name: str, stdout, stderr) -> subprocess.Popen:
-        """Start one program of a step, in its own session (so that the runner can kill what it started)."""
+        """Start one program of a step, in its own session (so that the runner can kill what it started),
+        dying with this process (bubblewrap's --die-with-parent, or the GUARD)."""
         cwd = next((m.host for m in mounts if m.container == "/app/program"), None)
-        return subprocess.Popen(self.argv(command, mounts, name), cwd=cwd, env=self.environment(),
-                                stdout=stdout, stderr=stderr, stdin=subprocess.DEVNULL, start_new_session=True)
+        argv = self.argv(command, mounts, name)
+        if self.kind != "bwrap":
+            cleanup = ["docker", "rm", "-f", name] if self.kind == "docker" else []
+            argv = [sys.executable, "-I", "-S", "-c", GUARD, str(os.getpid()), *cleanup, "--", *argv]
+        proc = subprocess.Popen(argv, cwd=cwd, env=self.environment(), stdout=stdout, stderr=stderr,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        RUNNING[proc] = (self, name)
+        return proc
 
     def stop(self, proc: subprocess.Popen, name: str) -> None:
-        """Kill a program and everything it started (its session; the sandbox's PID namespace; the
-        docker container)."""
+        """Kill a program and everything it started (the sandbox's PID namespace; the guard's descendants and
+        the docker container; its session)."""
+        if self.kind != "bwrap":
+            try:
+                proc.send_signal(signal.SIGTERM)  # the guard kills its descendants, then itself
+                proc.wait(timeout=30)
+            except (ProcessLookupError, subprocess.TimeoutExpired):
+                pass
         try:
             os.killpg(proc.pid, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
@@ -103,6 +200,20 @@ class Container:
             subprocess.run(["docker", "rm", "-f", name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            check=False)
         proc.wait()
+        RUNNING.pop(proc, None)
+
+
+def ended(proc: subprocess.Popen) -> None:
+    """A program has ended: no longer one stop_all stops."""
+    RUNNING.pop(proc, None)
+
+
+def stop_all() -> int:
+    """Stop every program this process still runs (a judge's worker closing); how many there were."""
+    running = list(RUNNING.items())
+    for proc, (container, name) in running:
+        container.stop(proc, name)
+    return len(running)
 
 
 def choose(docker_image: str | None = None, sandbox: bool = True, python: str | None = None,
@@ -232,6 +343,7 @@ def wait_all(container: Container, running: dict[str, subprocess.Popen], timeout
         for name, proc in running.items():
             if name not in codes and proc.poll() is not None:
                 codes[name], elapsed[name] = proc.returncode, time.perf_counter() - started
+                ended(proc)
         if len(codes) == len(running):
             break
         if time.perf_counter() >= deadline:

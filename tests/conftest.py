@@ -31,7 +31,8 @@ PROJECT_FILES = ("scoring_program", "ingestion_program", "competitions", "pages"
 def pytest_configure(config) -> None:
     config.addinivalue_line("markers", "golden(file, key): run once per case of tests/data/FILE[KEY]")
     config.addinivalue_line("markers", "taurex: needs TauREx (numpy >= 2): deselected by default, run by make test-taurex")
-    config.addinivalue_line("markers", "slurm: starts a one-node SLURM (tests/slurm_fixture.py); needs slurm-wlm and munge")
+    config.addinivalue_line("markers", "slurm: starts a SLURM of three nodes (tests/slurm_fixture.py); needs slurm-wlm "
+                                       "and munge, and root for the nodes' network namespaces")
     config.addinivalue_line("markers", "codabench: talks to the real Codabench site (tests/codabench_fixture.py): "
                                        "deselected by default, run by make test-codabench")
     config.addinivalue_line("markers", "network: downloads from PyPI; skipped unless CODASCORE_NETWORK_TESTS=1")

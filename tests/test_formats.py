@@ -123,6 +123,29 @@ def test_a_judgement_is_read_on_read_only_media(tmp_path):
     assert done.stdout.split("\n")[0] == f"1 {{'alice': 'r'}} {os.ST_RDONLY}"
 
 
+@pytest.mark.skipif(not shutil.which("bwrap"), reason="bubblewrap mounts the folder read-only")
+def test_a_judgement_killed_before_its_log_was_checkpointed_is_read_whole_on_read_only_media(tmp_path):
+    """A judge killed leaves its last results in the write-ahead log (judge.sqlite-wal) and no -shm beside
+    it on a copy: read from read-only media, they are there (SQLite's immutable mode would skip them)."""
+    out = tmp_path / "judgement"
+    make_store(out)
+    writer = subprocess.run([sys.executable, "-c", (
+        "import os, sqlite3, sys\n"
+        "db = sqlite3.connect(sys.argv[1], isolation_level=None)\n"
+        "db.execute('PRAGMA journal_mode=WAL'); db.execute('PRAGMA wal_autocheckpoint=0')\n"
+        "db.execute(\"UPDATE units SET state='failed'\")\n"
+        "os._exit(0)  # killed: no checkpoint\n"), str(out / judgement.DATABASE)], capture_output=True, text=True)
+    assert writer.returncode == 0 and (out / f"{judgement.DATABASE}-wal").stat().st_size, writer.stderr
+    (out / f"{judgement.DATABASE}-shm").unlink()
+    code = ("import sys; from codascore.formats.judgement import Judgement\n"
+            "with Judgement.open(sys.argv[1]) as store:\n"
+            "    print(store.counts('uai.pr')['failed'])")
+    done = subprocess.run(["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(out), str(out), sys.executable, "-c",
+                           code, str(out)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "1"
+
+
 def test_a_store_of_a_newer_schema_or_no_store_is_refused_by_name(tmp_path):
     out = tmp_path / "judgement"
     make_store(out)

@@ -132,14 +132,15 @@ def unit_key_running(client, team: str, timeout: float = 60) -> str:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         for address, keys in client.processing().items():
-            if any(f"judge-{team}/" in str(key) for key in keys):
+            if any(f"-{team}/" in str(key) for key in keys):
                 return address
         time.sleep(0.1)
     raise AssertionError(f"{team}'s unit never ran")
 
 
 def judge_killing_a_worker(cluster, client, project_data: Path, folder: Path, retries: int = 2):
-    """Judge erin's sleeper alone and SIGKILL the worker running it halfway through; the summary."""
+    """Judge erin's sleeper alone and SIGKILL the worker running it halfway through; the summary and the
+    killed worker's address."""
     if not (folder / "submissions" / "erin").is_dir():
         sleeper(project_data, folder / "submissions" / "erin")
     summary = {}
@@ -153,7 +154,7 @@ def judge_killing_a_worker(cluster, client, project_data: Path, folder: Path, re
     thread.join(120)
     client.wait_for_workers(2, timeout=300)  # the nanny restarts it, for the next test (slow under load)
     assert not thread.is_alive()
-    return summary["it"]
+    return summary["it"], address
 
 
 def attempts_of(out: Path, team: str) -> list:
@@ -166,16 +167,16 @@ def attempts_of(out: Path, team: str) -> list:
 
 def test_a_worker_killed_mid_unit_is_retried_and_scores_as_undisturbed(cluster, client, project_data, tmp_path,
                                                                       undisturbed):
-    summary = judge_killing_a_worker(cluster, client, project_data, tmp_path)
+    summary, killed = judge_killing_a_worker(cluster, client, project_data, tmp_path)
     assert summary.finished and results_of(tmp_path / "out")["erin"] == undisturbed[2]["erin"]
     attempts = attempts_of(tmp_path / "out", "erin")
     assert [a["result"] for a in attempts] == ["retried", "done"]
-    assert "KilledWorker" in attempts[0]["reason"] and attempts[0]["worker"] is None
+    assert "KilledWorker" in attempts[0]["reason"] and attempts[0]["worker"] == killed
 
 
 def test_a_unit_lost_with_no_retry_left_is_an_infrastructure_error_run_again_next_time(
         cluster, client, project_data, tmp_path, undisturbed):
-    summary = judge_killing_a_worker(cluster, client, project_data, tmp_path, retries=0)
+    summary, _ = judge_killing_a_worker(cluster, client, project_data, tmp_path, retries=0)
     assert not summary.finished and summary.counts["infrastructure error"] == 1
     assert "infrastructure error" in status(tmp_path / "out") and "1 to run by the next" in status(tmp_path / "out")
     again = judge_on(cluster, project_data, tmp_path / "submissions", tmp_path / "out")
@@ -276,16 +277,75 @@ def test_a_cluster_file_builds_a_batch_job_with_the_units_resources(tmp_path):
         script = built.job_script()
     assert "#SBATCH -p short" in script and "#SBATCH -t 02:00:00" in script
     assert "source venv/bin/activate" in script and "--resources cores=2,memory=8000000000" in script
-    file.write_text("system: slurm\ncores: 4\nmemory: 16GB\nnodes: 3\n")
-    with pytest.raises(JudgeError, match="unknown key 'nodes'"):
-        read_cluster_file(file)
+    # a walltime of 2 h: a stagger of 5 min, a margin of 2 min, the lifetime what is left (1 h 53 min)
+    assert "--lifetime 6780s --lifetime-stagger 300s" in script
+    for wrong, says in (("nodes: 3", "unknown key 'nodes'"), ("jobs: 3", "unknown key 'jobs': write maximum_jobs"),
+                        ("lifetime: '02:00:00'", "must be above 0 and end before the walltime"),
+                        ("minimum_jobs: 2", "minimum_jobs <= maximum_jobs")):
+        file.write_text(f"system: slurm\ncores: 4\nmemory: 16GB\nwalltime: '02:00:00'\n{wrong}\n")
+        with pytest.raises(JudgeError, match=says):
+            read_cluster_file(file)
+    file.write_text("scheduler: slurm\ncores: 1\nmemory: 4GB\n")  # docs/judge_cluster.md's file, once
+    with pytest.raises(JudgeError, match="unknown key 'scheduler': write system"):
+        judge(tmp_path, TASK, tmp_path / "out", cluster_file=file)
+    assert not (tmp_path / "out").exists(), "a refused cluster file leaves nothing behind"
+
+
+@pytest.mark.parametrize("page", ["judge.md", "judge_cluster.md"])
+def test_every_cluster_file_the_docs_show_is_read_and_builds_a_job(page):
+    pytest.importorskip("dask_jobqueue")
+    import re
+
+    import yaml
+
+    text = (REPO / "docs" / page).read_text()
+    files = [block for block in re.findall(r"```yaml\n(.*?)```", text, re.S) if re.search(r"^(system|cores):", block, re.M)]
+    assert files, f"docs/{page} shows no cluster file"
+    for block in files:
+        config = read_cluster_file_text(block)
+        config["interface"] = "lo" if config.get("interface") else None  # this machine has no ib0
+        with jobqueue_cluster(config) as built:
+            script = built.job_script()
+        assert f"--resources cores={config['cores'] // config['processes']}" in script
+        assert yaml.safe_load(block)["system"] in ("slurm", "lsf", "pbs", "sge", "htcondor")
+
+
+def read_cluster_file_text(text: str) -> dict:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "cluster.yaml").write_text(text)
+        return read_cluster_file(Path(folder) / "cluster.yaml")
+
+
+def test_results_write_counts_as_integers_and_groups_in_their_numbers_order(tmp_path):
+    from codascore.judge.results import write_results
+    from codascore.judge.units import Unit
+
+    store = Store(tmp_path)
+    units = [Unit("alice", TASK, "score", f"score,group={group}", tmp_path, {"cores": 1.0}, 10.0, group)
+             for group in ("12s", "4s", "8s")]
+    store.to_run(units, {unit.name: {"submission": "s"} for unit in units},
+                 {unit.name: f"runs/{unit.key}" for unit in units})
+    for unit in units:
+        store.queue(unit, 1)
+        store.record_result(unit, 1, {"outcome": "SCORED", "exit_code": 0, "elapsed": 1.0, "isolation": "bwrap",
+                                      "scores": {"score": 99.5, "n_perfect": 7.0}})
+    write_results(store, tmp_path)
+    store.close()
+    lines = (tmp_path / "results.csv").read_text().splitlines()
+    assert lines[0] == "team,task,group,state,outcome,exit_code,score,n_perfect,wall_seconds,isolation,run_folder,messages"
+    assert [line.split(",")[2] for line in lines[1:]] == ["4s", "8s", "12s"]
+    assert lines[1].split(",")[6:10] == ["99.5", "7", "1.0", "bwrap"]
 
 
 def test_a_result_recorded_but_not_yet_moved_is_moved_at_the_next_start(tmp_path):
     unit = list_units(TASK, "alice", tmp_path)[0]
     store = Store(tmp_path)
-    store.to_run([unit], {"alice": "0" * 64}, "1" * 64, {unit.name: f"runs/alice/{TASK}/pipeline"})
-    attempt = store.start_attempt(unit)
+    store.to_run([unit], {unit.name: {"submission": "0" * 64, "reference data": "1" * 64}},
+                 {unit.name: f"runs/alice/{TASK}/pipeline"})
+    attempt = store.next_attempt(unit)
+    store.queue(unit, attempt)
     store.record_result(unit, attempt, {"outcome": "SCORED", "exit_code": 0, "scores": {"score": 1.0},
                                         "elapsed": 1.0})
     final = tmp_path / "runs" / "alice" / TASK / "pipeline"

@@ -125,6 +125,23 @@ def test_the_leaderboard_of_a_judgement_mixing_results_and_code_ranks_on_the_sam
         == {"alice": "0", "bob": "0"}
 
 
+@pytest.mark.skipif(not shutil.which("bwrap"), reason="bubblewrap mounts the judgement read-only")
+def test_a_judgement_on_read_only_media_is_read_by_status_and_the_leaderboard(judged, tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    folder, out, _ = judged
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]),
+                                                         os.environ.get("PYTHONPATH", "")])}
+    for args in (["judge", "--status", str(out)],
+                 ["leaderboard", str(out), "--replicates", "5", "--out", str(tmp_path / "board")]):
+        done = subprocess.run(["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(out), str(out), sys.executable,
+                               "-m", "codascore", *args], env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, (args, done.stderr)
+    assert (tmp_path / "board" / "ranking.csv").is_file()
+
+
 def test_a_leaderboard_whose_units_do_not_line_up_is_refused(judged, tmp_path, capsys):
     """bob's results submission scored as a whole (no group, as a judgement without the plan scores it)
     beside alice's per-limit scorings: refused with the reason, never ranked on half the units."""
@@ -204,6 +221,6 @@ def test_a_part_lost_for_good_makes_its_score_an_infrastructure_error_run_again_
     model.unlink()
     shutil.copy(project_data / "input_data" / TASK / "models" / "bn_1.uai", model)
     again = judge(tmp_path / "submissions", TASK, tmp_path / "out", **options)
-    assert again.ran == 2 and again.finished
-    assert {unit for unit, row in rows_of(tmp_path / "out").items() if row[5] != rows[unit][5]} == \
-        {"time_limit=30,instance=bn_1", "score,group=30s"}
+    # the input data changed: every unit of the task is judged again with it, the lost ones included
+    assert again.ran == 8 and again.finished and again.counts["done"] == 8
+    assert {unit for unit, row in rows_of(tmp_path / "out").items() if row[5] != rows[unit][5]} == set(rows)

@@ -1,6 +1,6 @@
-"""The one-node SLURM of tests/slurm_fixture.py runs batch jobs, and Dask workers through dask-jobqueue's
-SLURMCluster (what ``codascore judge`` uses on a batch scheduler): results come back from SLURM jobs, and
-closing the cluster leaves no job behind."""
+"""The SLURM of tests/slurm_fixture.py runs batch jobs on each of its nodes, and Dask workers through
+dask-jobqueue's SLURMCluster (what ``codascore judge`` uses on a batch scheduler): results come back from
+SLURM jobs, closing the cluster leaves no job behind, and a node killed takes its jobs' processes with it."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from slurm_fixture import slurm_cluster  # noqa: F401  (the fixture)
+from slurm_fixture import need_nodes, slurm_alone, slurm_cluster  # noqa: F401  (the fixtures)
 
 pytestmark = pytest.mark.slurm
 
@@ -61,7 +61,7 @@ def test_dask_workers_in_slurm_jobs(slurm_cluster, tmp_path, monkeypatch):  # no
     prologue = [f"cd {tmp_path}", f'export PYTHONPATH="{tests_dir}${{PYTHONPATH:+:$PYTHONPATH}}"']
     cluster = SLURMCluster(
         cores=1, memory="1GB", processes=1, walltime="00:05:00", queue="debug",
-        python=sys.executable, interface="lo", log_directory=str(tmp_path / "logs"),
+        python=sys.executable, interface=slurm_cluster.interface, log_directory=str(tmp_path / "logs"),
         local_directory=str(tmp_path / "workers"), job_script_prologue=prologue,
         scheduler_options={"dashboard_address": "127.0.0.1:0"}, death_timeout=30,
     )
@@ -88,3 +88,26 @@ def test_dask_workers_in_slurm_jobs(slurm_cluster, tmp_path, monkeypatch):  # no
     while slurm_cluster.job_ids() and time.monotonic() < deadline:
         time.sleep(0.5)
     assert slurm_cluster.job_ids() == []
+
+
+def test_each_node_runs_jobs_and_a_node_killed_takes_its_jobs_with_it(slurm_alone, tmp_path):  # noqa: F811
+    need_nodes(slurm_alone)
+    jobs = {}
+    for node in slurm_alone.nodes:
+        jobs[node] = slurm_alone.run(
+            "sbatch", "--parsable", f"--nodelist={node}", "--mem=100M", "--time=00:05:00", f"--chdir={tmp_path}",
+            f"--output={tmp_path / node}.out", f"--wrap=echo $SLURMD_NODENAME; exec sleep 300").strip()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not all((tmp_path / f"{node}.out").is_file() and
+                                                  (tmp_path / f"{node}.out").read_text() for node in jobs):
+        time.sleep(0.2)
+    assert slurm_alone.jobs_on() == {job: node for node, job in jobs.items()}
+    victim = sorted(slurm_alone.nodes)[1]
+    sleeper = [pid for pid in slurm_alone.node_pids(victim) if "sleep 300" in Path(f"/proc/{pid}/cmdline")
+               .read_bytes().replace(b"\0", b" ").decode()]
+    assert sleeper, "the node's job runs in the node's namespace"
+    killed = slurm_alone.kill_node(victim)
+    assert set(sleeper) <= set(killed) and slurm_alone.node_pids(victim) == []
+    others = [node for node in slurm_alone.nodes if node != victim]
+    assert all(slurm_alone.node_pids(node) for node in others), "the other nodes live on"
+    assert all((tmp_path / f"{node}.out").read_text().strip() == node for node in slurm_alone.nodes)

@@ -27,7 +27,14 @@ def add_judging_options(parser) -> None:
                        help="a batch system's cluster through dask-jobqueue, described in a YAML file "
                             "(docs/judge.md#clusters)")
     parser.add_argument("--retries", type=int, default=2,
-                        help="attempts after the first for a unit whose worker died (default 2)")
+                        help="attempts after the first for a unit whose worker died while running it (default 2; "
+                             "a unit lost before it started costs none)")
+    parser.add_argument("--worker-timeout", type=float, metavar="SECONDS",
+                        help="end the judgement when the cluster has had no worker this long (default: the "
+                             "cluster file's worker_timeout, else 600)")
+    parser.add_argument("--unisolated", action="store_true",
+                        help="run the teams' code even where no sandbox can isolate it (no bubblewrap): it can "
+                             "then read the private data; refused without this flag")
     parser.add_argument("--time-limit", type=float, metavar="SECONDS", help="seconds per step (default: the phase's)")
     parser.add_argument("--profile", metavar="NAME",
                         help="the organisers' budgets of a judging, e.g. official2022: code submissions run as "
@@ -48,12 +55,14 @@ def judging(args) -> dict:
 
     if not Path(args.submissions).is_dir():
         raise UsageError(f"{args.submissions}: no such folder (one sub-folder or zip per team)")
-    if args.retries < 0 or (args.workers is not None and args.workers < 1):
-        raise UsageError("--retries must be 0 or more, --workers 1 or more")
+    if args.retries < 0 or (args.workers is not None and args.workers < 1) or \
+            (args.worker_timeout is not None and args.worker_timeout <= 0):
+        raise UsageError("--retries must be 0 or more, --workers 1 or more, --worker-timeout above 0")
     options = dict(workers=args.workers, scheduler=args.scheduler, retries=args.retries, progress=DISPLAY.say,
                    cluster_file=Path(args.cluster) if args.cluster else None, time_limit=args.time_limit,
                    profile=args.profile, overrides=parameters(args.overrides),
-                   environments=environment_settings(args))
+                   environments=environment_settings(args), unisolated=args.unisolated,
+                   worker_timeout=args.worker_timeout)
     if args.import_time_limit is not None:
         if args.import_time_limit <= 0:
             raise UsageError("--import-time-limit must be a positive number of seconds")
@@ -81,12 +90,20 @@ class JudgeStatus(Command):
     @classmethod
     def add_options(cls, parser):
         parser.add_argument("out", metavar="OUT", help="the judgement's folder (the --out of codascore judge)")
+        parser.add_argument("--stale", action="store_true",
+                            help="also digest the teams' submissions, the data, the programs and codascore as they "
+                                 "are now, and name the finished units the next judgement runs again, and why "
+                                 "(reads every file)")
 
     def run(self, args) -> ExitCode:
         from ..formats.judgement import Judgement, status_table
 
         with Judgement.open(Path(args.out)) as judgement:
             print(status_table(judgement))
+            if args.stale:
+                from ..judge.staleness import stale_lines
+
+                print("\n".join(stale_lines(judgement)) or "no finished unit is stale")
         return ExitCode.OK
 
 

@@ -13,7 +13,10 @@ through :class:`Judgement` (``Judgement.open(out)``: read only, also on read-onl
 from __future__ import annotations
 
 import csv
+import json
+import shutil
 import sqlite3
+import tempfile
 from pathlib import Path
 
 from ..errors import ReferenceDataError
@@ -21,14 +24,26 @@ from ..errors import ReferenceDataError
 DATABASE = "judge.sqlite"
 RESULTS = "results.csv"
 RUNS = "runs"
+#: A unit's result as its worker returned it, kept in its attempt's run folder: a result lost with its worker
+#: before the judge had it (Dask then runs the task again) is read there instead of charging a new attempt.
+UNIT_RESULT = "unit_result.json"
 #: The store's schema version (SQLite's user_version); a store of a newer version is refused by name. 0 is
-#: a store of the versions before it was counted, which the judge brings up to date.
-SCHEMA_VERSION = 1
+#: a store of the versions before it was counted, which the judge brings up to date; 1 had no state
+#: ``queued`` and no fingerprint, isolation or stale columns (its units are judged again: what their results
+#: depended on was not recorded).
+SCHEMA_VERSION = 2
 
-PENDING, RUNNING, DONE, FAILED, INFRASTRUCTURE = "pending", "running", "done", "failed", "infrastructure error"
-STATES = (PENDING, RUNNING, DONE, FAILED, INFRASTRUCTURE)
+PENDING, QUEUED, RUNNING = "pending", "queued", "running"
+DONE, FAILED, INFRASTRUCTURE = "done", "failed", "infrastructure error"
+#: A unit's states (docs/judge.md#states): pending (to run), queued (handed to the cluster, no worker has
+#: started it), running (from when a worker started it), then a result (done, failed) or an infrastructure
+#: error.
+STATES = (PENDING, QUEUED, RUNNING, DONE, FAILED, INFRASTRUCTURE)
 #: The states of a unit whose result stands.
 FINISHED = (DONE, FAILED)
+#: How a unit's steps were isolated (containers.Container.kind): a bubblewrap sandbox, Docker, or plain
+#: processes (allowed only when the organiser said so: judge --unisolated).
+ISOLATIONS = ("bwrap", "docker", "none")
 #: The kinds of unit (docs/judge.md#units); parts have no row of results.csv.
 PIPELINE, PART, SCORE = "pipeline", "part", "score"
 
@@ -39,7 +54,8 @@ CREATE TABLE IF NOT EXISTS units (
     outcome TEXT, exit_code INTEGER, scores TEXT NOT NULL DEFAULT '{{}}', messages TEXT NOT NULL DEFAULT '[]',
     wall_seconds REAL, worker TEXT, attempt INTEGER NOT NULL DEFAULT 0, started TEXT, ended TEXT,
     submission_sha256 TEXT NOT NULL, reference_sha256 TEXT NOT NULL, time_limit REAL, run_dir TEXT NOT NULL,
-    part_group TEXT NOT NULL DEFAULT '', environment_sha256 TEXT NOT NULL DEFAULT '',
+    part_group TEXT NOT NULL DEFAULT '', fingerprint TEXT, inputs TEXT NOT NULL DEFAULT '{{}}',
+    stale TEXT NOT NULL DEFAULT '', isolation TEXT,
     PRIMARY KEY (team, task, unit));
 CREATE TABLE IF NOT EXISTS attempts (
     team TEXT NOT NULL, task TEXT NOT NULL, unit TEXT NOT NULL, attempt INTEGER NOT NULL,
@@ -48,12 +64,14 @@ CREATE TABLE IF NOT EXISTS attempts (
 CREATE TABLE IF NOT EXISTS skipped (
     task TEXT NOT NULL, name TEXT NOT NULL, path TEXT NOT NULL, reason TEXT NOT NULL,
     PRIMARY KEY (task, path));
+CREATE TABLE IF NOT EXISTS context (
+    task TEXT NOT NULL PRIMARY KEY, context TEXT NOT NULL, recorded TEXT NOT NULL);
 """
 
 #: results.csv's columns before the scores and after them; the score keys come in between, in the order
 #: the scoring program wrote them (the first team's first).
 RESULTS_LEADING = ["team", "task", "group", "state", "outcome", "exit_code"]
-RESULTS_TRAILING = ["wall_seconds", "run_folder", "messages"]
+RESULTS_TRAILING = ["wall_seconds", "isolation", "run_folder", "messages"]
 #: The state of a results.csv row of an entry the judgement skipped (not a unit's state).
 SKIPPED = "skipped"
 
@@ -80,13 +98,26 @@ class Judgement:
         path = Path(out) / DATABASE
         if not path.is_file():
             raise ReferenceDataError(f"no judgement in {out}: {DATABASE} not found")
-        for mode in ("ro", "ro&immutable=1"):
+        wal = path.with_name(f"{DATABASE}-wal")
+        for mode in ("ro", "copy", "ro&immutable=1"):
+            if mode == "copy" and not (wal.is_file() and wal.stat().st_size):
+                continue
+            copy = None
             try:
-                db = sqlite3.connect(f"{path.resolve().as_uri()}?mode={mode}", uri=True)
+                if mode == "copy":  # a judge killed before its log's checkpoint, on read-only media: read a copy
+                    copy = tempfile.TemporaryDirectory(prefix="codascore-judgement-")
+                    for source in (path, wal):
+                        shutil.copyfile(source, Path(copy.name) / source.name)
+                    db = sqlite3.connect(Path(copy.name) / DATABASE)
+                else:
+                    db = sqlite3.connect(f"{path.resolve().as_uri()}?mode={mode}", uri=True)
                 found = cls(path, db)
                 found.check_version()
+                found._copy = copy
                 return found
-            except sqlite3.OperationalError:
+            except (sqlite3.OperationalError, OSError):
+                if copy is not None:
+                    copy.cleanup()
                 continue  # read-only media: the WAL's -shm cannot be made; immutable reads the file as it is
             except sqlite3.DatabaseError as exc:
                 raise ReferenceDataError(f"{path} is not a judgement's results database: {exc}") from exc
@@ -94,6 +125,8 @@ class Judgement:
 
     def close(self) -> None:
         self.db.close()
+        if getattr(self, "_copy", None) is not None:
+            self._copy.cleanup()
 
     def __enter__(self) -> "Judgement":
         return self
@@ -121,6 +154,14 @@ class Judgement:
     def all_attempts(self, task: str | None = None) -> list[sqlite3.Row]:
         query = "SELECT * FROM attempts" + (" WHERE task=?" if task else "") + " ORDER BY task, team, unit, attempt"
         return self.db.execute(query, (task,) if task else ()).fetchall()
+
+    def contexts(self) -> dict[str, dict]:
+        """task -> where its last judgement read its teams and data (a store of schema 1 or older: none)."""
+        try:
+            rows = self.db.execute("SELECT task, context FROM context").fetchall()
+        except sqlite3.OperationalError:
+            return {}
+        return {row["task"]: json.loads(row["context"]) for row in rows}
 
     def skipped(self, task: str | None = None) -> list[sqlite3.Row]:
         query = "SELECT * FROM skipped" + (" WHERE task=?" if task else "") + " ORDER BY task, name, path"
@@ -178,7 +219,7 @@ def status_table(judgement: Judgement) -> str:
         lines.append(f"{task + ' / ' + team:<{width}}" + "".join(f"{counts[s]:>22}" for s in STATES))
     totals = judgement.counts()
     lines.append(f"{'total':<{width}}" + "".join(f"{totals[s]:>22}" for s in STATES))
-    unfinished = totals[PENDING] + totals[RUNNING] + totals[INFRASTRUCTURE]
+    unfinished = totals[PENDING] + totals[QUEUED] + totals[RUNNING] + totals[INFRASTRUCTURE]
     lines.append(f"{sum(totals.values())} units, {unfinished} to run by the next judgement")
     lines += [f"skipped {entry['task']} / {entry['name']}: {entry['reason']}" for entry in judgement.skipped()]
     return "\n".join(lines)

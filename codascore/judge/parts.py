@@ -57,14 +57,14 @@ def plan_units(task: Task, input_data: Path | None, budget: dict) -> tuple[list[
     return groups, plan.scoring_config(budget), parts
 
 
-def is_code_submission(task: Task, submission: Path, staging: Path) -> bool:
-    """Whether the submission is code the prediction step runs (and so splits into parts), not results:
-    extracted once into a temporary folder below staging (as the runner places it), it has a command of its
-    own, or its result files are not where scoring looks for them. A submission that cannot be extracted is
-    not split: its pipeline unit refuses it as ``codascore run`` does."""
-    if not task.has_ingestion:
-        return False
-    staging.mkdir(parents=True, exist_ok=True)
+def is_code_submission(task: Task, submission: Path, staging: Path | None = None) -> bool:
+    """Whether the submission runs the team's code in the prediction step (and so splits into parts, under a
+    plan): extracted once into a temporary folder (below staging, default the system's) as the runner places
+    it, it has a command of its own, or the task has ingestion and its result files are not where scoring
+    looks for them. A submission that cannot be extracted runs nothing: its pipeline unit refuses it as
+    ``codascore run`` does."""
+    if staging is not None:
+        staging.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=staging, prefix=".placed-") as folder:
         placed = Path(folder) / "submission"
         try:
@@ -72,6 +72,8 @@ def is_code_submission(task: Task, submission: Path, staging: Path) -> bool:
             if read_command(placed):
                 return True
         except SubmissionError:
+            return False
+        if not task.has_ingestion:
             return False
         try:
             locate_submission(placed, tuple(task.result_files))
@@ -119,7 +121,7 @@ def result_dict(result: runner.RunResult) -> dict:
             "run_dir": str(result.run_dir)}
 
 
-def run_part(spec: dict) -> dict:
+def run_part(spec: dict, container) -> dict:
     """A part unit: the part's input data written into the run folder, then the prediction step run on it
     as runner.run runs it (under the team's environment's interpreter when it has one). Outcome DONE when the step ended (its programs' exit codes recorded; an
     ingestion that failed leaves its ingestion_error.txt in the output, as in a whole run), TIMED_OUT or
@@ -136,7 +138,7 @@ def run_part(spec: dict) -> dict:
                                  time_limit=float(spec["time_limit"] or layout.time_limit))
     try:
         step, stop = runner.predict(layout, Path(spec["submission"]), run_dir,
-                                    runner.choose_container(None, spec.get("python")))
+                                    runner.choose_container(container, spec.get("python")))
     except SubmissionError as refused:
         return part_result(Outcome.INVALID.name, None, str(refused), [], run_dir, started, str(refused))
     codes = [code for code in step.exit_codes.values() if code is not None]
@@ -177,7 +179,7 @@ def part_outcome(record: dict) -> PartOutcome:
     return PartOutcome(Part(**record["part"]), output, status, reason)
 
 
-def run_score(spec: dict) -> dict:
+def run_score(spec: dict, container) -> dict:
     """A score unit: the group's part outcomes merged by the task's plan into a results submission, run
     through runner.run as ``codascore run`` runs one (the merged submission is kept in the run folder
     afterwards). A merge the parts cannot make (SubmissionError) is the submission's failure: INVALID, with
@@ -199,7 +201,7 @@ def run_score(spec: dict) -> dict:
         return {"outcome": Outcome.INVALID.name, "exit_code": int(exit_code_of(Outcome.INVALID)), "scores": {},
                 "violations": [message], "warnings": [], "error": message,
                 "elapsed": time.perf_counter() - started, "run_dir": str(run_dir)}
-    result = result_dict(runner.run(layout.task, merged, run_dir, root=Path(spec["root"]),
+    result = result_dict(runner.run(layout.task, merged, run_dir, root=Path(spec["root"]), container=container,
                                     time_limit=spec["time_limit"], reference_config=spec.get("reference_config")))
     os.replace(merged, run_dir / MERGED_SUBMISSION)
     result["elapsed"] = time.perf_counter() - started

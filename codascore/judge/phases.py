@@ -93,19 +93,20 @@ def find_phase(competition: dict, phase: int | str, bundle: Path) -> dict:
 def judge_phase(bundle: Path, phase: int | str, submissions: Path, out: Path, *, workers: int | None = None,
                 scheduler: str | None = None, cluster_file: Path | None = None,
                 time_limit: float | None = None, progress: Callable[[str], None] | None = None,
-                **options) -> list:
+                worker_timeout: float | None = None, **options) -> list:
     """Judge every team on each task of the bundle's phase in turn into out (one judge.sqlite, one
     results.csv for all), on one cluster; time_limit overrides the phase's. A zip is extracted into
     out/bundle. The JudgeSummary of each task."""
-    from . import judge
-    from .cluster import open_client
+    from . import Where, judge
 
     bundle, out = Path(bundle), Path(out)
+    where = Where(workers, scheduler, cluster_file, worker_timeout)  # a wrong cluster file refused first
     extract_to = out / "bundle" if bundle.is_file() and bundle.suffix.lower() == ".zip" else None
     root, tasks, limit = phase_tasks(bundle, phase, extract_to)
     say = progress or (lambda line: None)
     say(f"phase {phase!r} of {bundle.name}: {', '.join(tasks)}")
-    with open_client(workers=workers, scheduler=scheduler, cluster_file=cluster_file) as client:
-        return [judge(submissions, task, out, root=root, scheduler=client.scheduler.address,
-                      time_limit=time_limit if time_limit is not None else limit, progress=progress, **options)
+    with where.open() as client:
+        return [judge(submissions, task, out, root=root, client=client, offers=where.offers(),
+                      worker_timeout=worker_timeout, time_limit=time_limit if time_limit is not None else limit,
+                      progress=progress, **options)
                 for task in tasks]

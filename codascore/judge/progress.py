@@ -17,7 +17,9 @@ class Progress:
     def __init__(self, total: int, already: int):
         self.total, self.already = total, already
         self.finished = {DONE: 0, FAILED: 0, INFRASTRUCTURE: 0}
-        self.running = 0
+        self.running = 0  # started by a worker
+        self.queued = 0  # handed to the cluster, not yet started
+        self.requeued = 0  # lost before a worker started them: queued again, no attempt counted
         self.started = time.monotonic()
 
     def finish(self, state: str) -> None:
@@ -35,8 +37,9 @@ class Progress:
             "nothing left" if not self.remaining else "time left unknown"
         infrastructure = f", {self.finished[INFRASTRUCTURE]} infrastructure errors" \
             if self.finished[INFRASTRUCTURE] else ""
+        requeued = f" ({self.requeued} requeued unstarted)" if self.requeued else ""
         note = (f"{self.finished[DONE]} done, {self.finished[FAILED]} failed{infrastructure} now, {self.already} "
-                f"before; {self.running} running or queued, {rate:.1f} units/min, {left}")
+                f"before; {self.running} running, {self.queued} queued{requeued}, {rate:.1f} units/min, {left}")
         return counter_line("units finished", self.already + finished_now, self.total, note=note)
 
 

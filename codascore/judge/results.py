@@ -6,10 +6,11 @@ killed while writing it leaves the previous one."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from ..formats.atomic import write_csv_atomic
-from ..formats.judgement import PART, RESULTS, RESULTS_LEADING, RESULTS_TRAILING, SKIPPED
+from ..formats.judgement import ISOLATIONS, PART, RESULTS, RESULTS_LEADING, RESULTS_TRAILING, SCORE, SKIPPED
 from .store import Store
 
 
@@ -20,20 +21,46 @@ def results_rows(store: Store, task: str | None = None,
     submission (codascore fetch's notes: made after the phase's end), first among its rows' messages."""
     flags = flags or {}
     rows, keys = [], {}
-    for unit in store.rows(task):
+    units = sorted(store.rows(task), key=lambda unit: (unit["task"], unit["team"], natural(unit["part_group"]),
+                                                        unit["unit"]))
+    parts: dict[tuple, set] = {}
+    for unit in units:
+        if unit["kind"] == PART:
+            parts.setdefault((unit["task"], unit["team"], unit["part_group"]), set()).add(unit["isolation"])
+    for unit in units:
         if unit["kind"] == PART:
             continue
-        scores = json.loads(unit["scores"])
+        scores = {key: plain(value) for key, value in json.loads(unit["scores"]).items()}
         keys.update(dict.fromkeys(scores))
         rows.append({"team": unit["team"], "task": unit["task"], "group": unit["part_group"], "state": unit["state"],
                      "outcome": (unit["outcome"] or "").lower().replace("_", " "),
                      "exit_code": "" if unit["exit_code"] is None else unit["exit_code"], **scores,
                      "wall_seconds": "" if unit["wall_seconds"] is None else round(unit["wall_seconds"], 3),
-                     "run_folder": unit["run_dir"],
+                     "isolation": isolation_of(unit, parts), "run_folder": unit["run_dir"],
                      "messages": one_line_messages([*flags.get(unit["team"], ()), *json.loads(unit["messages"])])})
     for entry in store.skipped(task):
         rows.append({"team": entry["name"], "task": entry["task"], "state": SKIPPED, "messages": entry["reason"]})
     return RESULTS_LEADING + list(keys) + RESULTS_TRAILING, rows
+
+
+def natural(text: str) -> list:
+    """A key that orders names with numbers by their numbers: 4s, 8s, 12s (not 12s, 4s, 8s)."""
+    return [(0, int(piece), "") if piece.isdigit() else (1, 0, piece) for piece in re.split(r"(\d+)", text or "")]
+
+
+def plain(value):
+    """A score as results.csv writes it: a count held as a float (7.0) as the integer it is."""
+    return int(value) if isinstance(value, float) and value.is_integer() and abs(value) < 2**53 else value
+
+
+def isolation_of(unit, parts: dict[tuple, set]) -> str:
+    """How a row's steps were isolated: its own unit's, or for a score unit the least isolated of its group's
+    parts (parts: (task, team, group) -> their isolations; they run the team's code, the score unit the
+    organisers' scoring)."""
+    if unit["kind"] != SCORE or not unit["isolation"]:
+        return unit["isolation"] or ""
+    found = parts.get((unit["task"], unit["team"], unit["part_group"]), set())
+    return next((kind for kind in reversed(ISOLATIONS) if kind in found), unit["isolation"])
 
 
 def one_line_messages(messages: list[str], limit: int = 2000) -> str:

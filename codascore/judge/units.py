@@ -14,7 +14,8 @@ retried on its own. Three kinds (docs/judge.md#units):
 
 The scheduler and the store see only a unit's key, kind, group, needs and resources. The worker side
 (:func:`run_unit`) takes and returns plain dicts: it runs where the judge's objects may not be, and what it
-returns travels back through the scheduler. It never touches the results database.
+returns travels back through the scheduler. It never touches the results database: it makes its attempt's
+folder and tells the judge when it starts (codascore/judge/worker.py), and returns its result.
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ import socket
 from pathlib import Path
 from typing import Callable
 
-from .. import runner
+from .. import containers, runner
 from ..errors import RunnerError
-from ..formats.judgement import PART, PIPELINE, SCORE
+from ..formats.atomic import write_json_atomic
+from ..formats.judgement import PART, PIPELINE, SCORE, UNIT_RESULT
 from ..formats.run_folder import prediction_output
 from ..plan import DEFAULT_CORES, DEFAULT_MEMORY, Group, Part
 from .parts import result_dict, run_part, run_score
@@ -36,6 +38,11 @@ from .parts import result_dict, run_part, run_score
 #: What a unit asks of a worker when its budget says nothing: Dask resources (cores; memory in bytes). A
 #: worker offers cores_per_worker cores, so a unit asking for all of them runs alone there.
 DEFAULT_RESOURCES = {"cores": DEFAULT_CORES, "memory": DEFAULT_MEMORY}
+#: The steps of each kind of unit, each under the unit's time limit: a pipeline and a score unit run the
+#: prediction and the scoring step, a part its prediction step.
+STEPS = {PIPELINE: 2, PART: 1, SCORE: 2}
+#: Seconds a unit may take besides its steps: its folders made and the archives extracted, the merge.
+PREPARATION_SECONDS = 30.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,6 +76,12 @@ class Unit:
         """team/task/key: the unit in messages and in Dask's task keys."""
         return f"{self.team}/{self.task}/{self.key}"
 
+    @property
+    def seconds(self) -> float:
+        """The most seconds the unit may take on a worker: each of its steps at its time limit, and its
+        preparation (the judge's walltime check; its order among units: longest first)."""
+        return STEPS[self.kind] * float(self.time_limit or runner.DEFAULT_TIME_LIMIT) + PREPARATION_SECONDS
+
     def named(self, key: str) -> str:
         """The name of another unit of the same team and task (one this unit needs)."""
         return f"{self.team}/{self.task}/{key}"
@@ -76,9 +89,12 @@ class Unit:
 
 def list_units(task: str, team: str, submission: Path, time_limit: float | None = None,
                budget: dict | None = None, groups: list[Group] | None = None, scoring: dict | None = None,
-               parts: list[Part] | None = None, python: str | None = None, environment: str = "") -> list[Unit]:
+               parts: list[Part] | None = None, code: bool = True, phase_limit: float | None = None,
+               python: str | None = None, environment: str = "") -> list[Unit]:
     """The units of one team's judgement on task. time_limit (seconds per step) overrides the budget's,
-    which overrides the phase's; the budget may also set a code submission's cores and memory.
+    which overrides the phase's (phase_limit: a unit's time limit is then the phase's own, recorded and
+    fingerprinted; None leaves it to the worker); the budget may also set a code submission's cores and
+    memory (code: the submission runs code; a results submission asks the default resources).
 
     groups and scoring (a judgement under a plan's budget): without parts (a results submission) one
     pipeline unit per group, scored with the group's settings and scoring's, asking the default resources
@@ -89,10 +105,11 @@ def list_units(task: str, team: str, submission: Path, time_limit: float | None 
     python, as ``codascore run --python`` runs them; a score unit runs no team code, under the judge's own."""
     team_env = {"python": python, "environment": environment}
     budget, scoring = dict(budget or {}), dict(scoring or {})
-    limit = time_limit if time_limit is not None else budget.get("time_limit")
+    limit = time_limit if time_limit is not None else budget.get("time_limit", phase_limit)
     limit = float(limit) if limit is not None else None
     if not groups:
-        resources = {name: float(budget.get(name, default)) for name, default in DEFAULT_RESOURCES.items()}
+        resources = {name: float(budget.get(name, default) if code else default)
+                     for name, default in DEFAULT_RESOURCES.items()}
         return [Unit(team, task, PIPELINE, PIPELINE, Path(submission), resources, limit, **team_env)]
     if not parts:
         return [Unit(team, task, PIPELINE, group_key(PIPELINE, group.name), Path(submission), dict(DEFAULT_RESOURCES),
@@ -117,14 +134,21 @@ def group_key(kind: str, group: str) -> str:
     return f"{kind},group={group}" if group else kind
 
 
-def unit_spec(unit: Unit, staging: Path, root: Path, needs: list[dict] | None = None) -> dict:
+def unit_spec(unit: Unit, staging: Path, root: Path, needs: list[dict] | None = None, attempt: int = 1,
+              topic: str = "", digests: dict[str, str] | None = None, runs_code: bool = False,
+              unisolated: bool = False) -> dict:
     """What a worker needs to run the unit, as plain data: the task, the submission, the staging run folder
-    it writes, the project root and the time limit; a part's settings; the task.yaml values its scoring
-    takes; for a score unit, what each of its parts left (:func:`part_record`); the interpreter of the team's
-    environment (None: the worker's own)."""
+    of this attempt (which the worker makes when it starts it), the project root and the time limit; a
+    part's settings; the task.yaml values its scoring takes; for a score unit, what each of its parts left
+    (:func:`part_record`); the attempt's number and the judgement's event topic (the worker tells the judge
+    when it starts); the digests of the folders it reads (path -> sha256: the worker keeps their archives);
+    whether it runs the participant's code, and whether the organiser allowed that without isolation; the
+    interpreter of the team's environment (None: the worker's own)."""
     return {"kind": unit.kind, "task": unit.task, "submission": str(unit.submission), "run_dir": str(staging),
             "root": str(root), "time_limit": unit.time_limit, "name": unit.name, "part": unit.part,
-            "reference_config": dict(unit.scoring), "parts": list(needs or []), "python": unit.python}
+            "reference_config": dict(unit.scoring), "parts": list(needs or []), "attempt": attempt,
+            "topic": topic, "seconds": unit.seconds, "digests": dict(digests or {}), "runs_code": runs_code,
+            "unisolated": unisolated, "python": unit.python}
 
 
 def part_record(part: dict, row, run_dir: Path) -> dict:
@@ -135,29 +159,55 @@ def part_record(part: dict, row, run_dir: Path) -> dict:
             "exit_code": row["exit_code"], "messages": json.loads(row["messages"] or "[]")}
 
 
-def run_pipeline(spec: dict) -> dict:
+def run_pipeline(spec: dict, container: containers.Container) -> dict:
     """The pipeline unit: runner.run, as ``codascore run`` does (``--python`` the team's environment), into
     the staging run folder."""
     return result_dict(runner.run(spec["task"], Path(spec["submission"]), Path(spec["run_dir"]),
-                                  root=Path(spec["root"]), time_limit=spec["time_limit"], python=spec.get("python"),
+                                  root=Path(spec["root"]), time_limit=spec["time_limit"], container=container,
+                                  python=spec.get("python"),
                                   reference_config=spec.get("reference_config") or None))
 
 
-#: The worker function of each kind of unit: spec in, the small result dict out.
-UNIT_FUNCTIONS: dict[str, Callable[[dict], dict]] = {PIPELINE: run_pipeline, PART: run_part, SCORE: run_score}
+#: The worker function of each kind of unit: spec and container in, the small result dict out.
+UNIT_FUNCTIONS: dict[str, Callable[[dict, containers.Container], dict]] = {
+    PIPELINE: run_pipeline, PART: run_part, SCORE: run_score}
 
 
 def run_unit(spec: dict) -> dict:
-    """Run one unit on a Dask worker and return its result as a small plain dict, with where it ran. An
-    organiser's error in the setup (RunnerError: a program without a command) comes back as
-    ``organiser_error``, not raised: it is no worker's failure and retrying it would change nothing."""
+    """Run one unit on a Dask worker and return its result as a small plain dict, with where it ran, when
+    it started and how its steps were isolated. A unit that could not end before the worker's deadline is
+    handed back to the scheduler first (worker.take_or_pass); then the attempt starts (worker.claim: its
+    folder made, the judge told). An organiser's error in the setup (RunnerError: a program without a
+    command, a step that cannot be isolated here) comes back as ``organiser_error``, not raised: it is no
+    worker's failure and retrying it would change nothing."""
+    from .worker import claim, take_or_pass
+
     where = worker_address()
+    kept = kept_result(Path(spec["run_dir"]))
+    if kept is not None:  # the attempt ended on a worker that died before the judge had its result
+        return kept
+    take_or_pass(float(spec.get("seconds") or 0))
+    started = claim(Path(spec["run_dir"]), spec.get("topic", ""), spec["name"], int(spec.get("attempt", 1)), where)
+    container = containers.choose()
     try:
-        result = UNIT_FUNCTIONS[spec["kind"]](spec)
+        if spec.get("runs_code") and not container.isolated and not spec.get("unisolated"):
+            raise RunnerError(f"worker {where} cannot isolate a step (no working bubblewrap): a code submission "
+                              f"is not run there (install bubblewrap, or judge with --unisolated)")
+        with runner.known_digests(spec.get("digests") or {}):
+            result = UNIT_FUNCTIONS[spec["kind"]](spec, container)
     except RunnerError as exc:
-        return {"organiser_error": str(exc), "worker": where}
-    result["worker"] = where
+        result = {"organiser_error": str(exc)}
+    result.update(worker=where, started=started, isolation=container.kind)
+    write_json_atomic(Path(spec["run_dir"]) / UNIT_RESULT, result)
     return result
+
+
+def kept_result(run_dir: Path) -> dict | None:
+    """The result an attempt's worker kept in its run folder (formats.judgement.UNIT_RESULT), or None."""
+    try:
+        return json.loads((run_dir / UNIT_RESULT).read_text())
+    except FileNotFoundError:
+        return None
 
 
 def worker_address() -> str:

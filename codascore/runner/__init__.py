@@ -28,10 +28,10 @@ from .layout import DEFAULT_TIME_LIMIT, TaskLayout, find_layout
 from .logs import log_warnings
 from .steps import Observer, StepRun, prediction_stop, prepare_import_check, prepare_prediction, \
     prepare_scoring, push_prediction_output, run_step
-from .worker import RUN_MARKER, default_run_dir, interpreter, materialise, prepare_run_dir
+from .worker import RUN_MARKER, default_run_dir, interpreter, known_digests, materialise, prepare_run_dir
 
 __all__ = ["DEFAULT_TIME_LIMIT", "RUN_MARKER", "Observer", "RunResult", "StepRun", "TaskLayout", "check_import",
-           "choose_container", "find_layout", "format_run", "interpreter", "materialise", "predict",
+           "choose_container", "find_layout", "format_run", "interpreter", "known_digests", "materialise", "predict",
            "prepare_run_dir", "run"]
 
 

@@ -31,8 +31,7 @@ from ..errors import RunnerError
 from ..formats.run_folder import IMPORT_CHECK, LOGS, OUTPUT, PREDICTION, SCORING, prediction_output, \
     scoring_output
 from .layout import TaskLayout
-from .worker import materialise, place_submission, program_command, program_folder_zip, read_command, \
-    worker_metadata
+from .worker import folder_archive, materialise, place_submission, program_command, read_command, worker_metadata
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,7 +109,7 @@ def prepare_prediction(layout: TaskLayout, submission: Path, run_dir: Path, max_
     submission_command = read_command(submission_dir)
     common = (Mount(output, "/app/output"), Mount(data, "/app/data", read_only=True))
     if layout.input_data:
-        materialise(zips.folder_zip(layout.input_data), folder / "input_data")
+        materialise(folder_archive(layout.input_data), folder / "input_data")
         common += (Mount(folder / "input_data", "/app/input_data"),)
     programs = []
     if submission_command is None:  # a results submission: the worker copies it into the output (res/)
@@ -120,7 +119,7 @@ def prepare_prediction(layout: TaskLayout, submission: Path, run_dir: Path, max_
                                 logs / "prediction",
                                 f"[prediction] running the submission's own command: {submission_command}"))
     if layout.ingestion_program is not None:
-        materialise(program_folder_zip(layout.ingestion_program), folder / "program")
+        materialise(folder_archive(layout.ingestion_program, program=True), folder / "program")
         command = program_command(folder / "program", "ingestion program")
         mounts = (Mount(folder / "program", "/app/program"), Mount(submission_dir, "/app/ingested_program"))
         programs.append(Program("ingestion", command, (*mounts, *common), logs / "ingestion",
@@ -171,8 +170,8 @@ def prepare_scoring(layout: TaskLayout, run_dir: Path) -> Step:
     """The scoring step: /app/program, /app/input (ref/ and res/, the prediction's output), /app/output,
     /app/shared, /app/data (read-only)."""
     folder = run_dir / SCORING
-    materialise(program_folder_zip(layout.scoring_program), folder / "program")
-    materialise(zips.folder_zip(layout.reference_data), folder / "input" / "ref")
+    materialise(folder_archive(layout.scoring_program, program=True), folder / "program")
+    materialise(folder_archive(layout.reference_data), folder / "input" / "ref")
     if layout.reference_config:
         override_task_yaml(folder / "input" / "ref" / "task.yaml", layout.reference_config)
     materialise(zips.folder_zip(prediction_output(run_dir)), folder / "input" / "res")

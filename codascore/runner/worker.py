@@ -4,12 +4,16 @@ zips and extracted, the submission placed, a program's command read, res/metadat
 
 from __future__ import annotations
 
+import collections
+import contextlib
 import os
 import re
 import shlex
 import shutil
+import threading
 import zipfile
 from pathlib import Path
+from typing import Iterator
 
 import yaml
 
@@ -85,7 +89,7 @@ def place_submission(submission: Path, dest: Path, max_bytes: int) -> None:
             raise SubmissionError(f"submission {submission.name} refused: {one_line(exc)}") from exc
     elif submission.is_dir():
         try:
-            materialise(zips.folder_zip(submission), dest)
+            materialise(folder_archive(submission), dest)
         except (ValueError, OSError) as exc:
             raise SubmissionError(f"submission folder refused: {one_line(exc)}") from exc
     else:
@@ -127,6 +131,46 @@ def interpreter(python: str) -> str:
     if not found:
         raise RunnerError(f"python interpreter {python!r} not found or not executable")
     return os.path.abspath(found)
+
+
+#: The environment variable bounding the archives a process keeps (bytes; 0 keeps none), and its default.
+ARCHIVE_CACHE_VARIABLE, ARCHIVE_CACHE_BYTES = "CODASCORE_ARCHIVE_CACHE_BYTES", 512 * 1024**2
+#: Folders whose digest the caller knows (their resolved path -> sha256): archives are kept by digest.
+_DIGESTS: dict[str, str] = {}
+#: (program or not, digest) -> the archive, least recently used first; its lock.
+_ARCHIVES: collections.OrderedDict[tuple[bool, str], bytes] = collections.OrderedDict()
+_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def known_digests(digests: dict[str, str]) -> Iterator[None]:
+    """Within the block, the folders named (path -> sha256, as digests.folder_sha256 gives it) arrive as
+    archives made once per process and kept by their digest: a judge's worker zips the programs, the
+    reference data and a team's submission once, not once per unit. The caller vouches for the digests."""
+    with _LOCK:
+        _DIGESTS.update({str(Path(path).resolve()): digest for path, digest in digests.items()})
+    yield
+
+
+def folder_archive(folder: Path, program: bool = False) -> bytes:
+    """A folder as the worker receives it, zipped (program_folder_zip for a program's folder); kept by its
+    digest when known_digests named it, within ARCHIVE_CACHE_BYTES (the environment variable) in all."""
+    make = program_folder_zip if program else zips.folder_zip
+    digest = _DIGESTS.get(str(Path(folder).resolve()))
+    limit = int(os.environ.get(ARCHIVE_CACHE_VARIABLE, ARCHIVE_CACHE_BYTES))
+    if digest is None or limit <= 0:
+        return make(folder)
+    key = (program, digest)
+    with _LOCK:
+        if key in _ARCHIVES:
+            _ARCHIVES.move_to_end(key)
+            return _ARCHIVES[key]
+    data = make(folder)
+    with _LOCK:
+        _ARCHIVES[key] = data
+        while sum(map(len, _ARCHIVES.values())) > limit and len(_ARCHIVES) > 1:
+            _ARCHIVES.popitem(last=False)
+    return data
 
 
 def program_folder_zip(folder: Path) -> bytes:
