@@ -134,7 +134,7 @@ def test_a_judgement_on_read_only_media_is_read_by_status_and_the_leaderboard(ju
     folder, out, _ = judged
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).resolve().parents[1]),
                                                          os.environ.get("PYTHONPATH", "")])}
-    for args in (["judge", "--status", str(out)],
+    for args in (["judge", "status", str(out), "--stale"],
                  ["leaderboard", str(out), "--replicates", "5", "--out", str(tmp_path / "board")]):
         done = subprocess.run(["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(out), str(out), sys.executable,
                                "-m", "codascore", *args], env=env, capture_output=True, text=True, timeout=300)

@@ -139,7 +139,7 @@ def prepare_import_check(layout: TaskLayout, submission: Path, run_dir: Path, ti
     folder, logs = run_dir / IMPORT_CHECK, run_dir / LOGS
     logs.mkdir(parents=True, exist_ok=True)
     place_submission(submission, folder / "ingested_program", max_submission_bytes)
-    materialise(program_folder_zip(layout.ingestion_program), folder / "program")
+    materialise(folder_archive(layout.ingestion_program, program=True), folder / "program")
     script = ("import sys; from codascore.codabench import check_import_main; "
               "sys.exit(check_import_main(sys.argv[1:]))")
     command = shlex.join(["python3", "-c", script, "/app/program", "/app/ingested_program", entry.file,
