@@ -26,6 +26,10 @@ import yaml
 
 from .. import containers, zips
 from ..containers import Mount
+from ..formats.outputs import WORKER_METADATA
+from ..errors import RunnerError
+from ..formats.run_folder import IMPORT_CHECK, LOGS, OUTPUT, PREDICTION, SCORING, prediction_output, \
+    scoring_output
 from .layout import TaskLayout
 from .worker import materialise, place_submission, program_command, program_folder_zip, read_command, \
     worker_metadata
@@ -98,8 +102,8 @@ def prepare_prediction(layout: TaskLayout, submission: Path, run_dir: Path, max_
     """The prediction step: /app/program, /app/output, /app/data (read-only), /app/input_data when the task
     has input data, /app/ingested_program for the ingestion program; no /app/shared. The submission is
     placed first: SubmissionError when it cannot be (a refused archive, an unreadable metadata.yaml)."""
-    folder, logs = run_dir / "prediction", run_dir / "logs"
-    submission_dir, output, data = folder / "ingested_program", folder / "output", folder / "data"
+    folder, logs = run_dir / PREDICTION, run_dir / LOGS
+    submission_dir, output, data = folder / "ingested_program", prediction_output(run_dir), folder / "data"
     for made in (output, data, logs):
         made.mkdir(parents=True, exist_ok=True)
     place_submission(submission, submission_dir, max_submission_bytes)
@@ -124,12 +128,35 @@ def prepare_prediction(layout: TaskLayout, submission: Path, run_dir: Path, max_
     return Step("prediction", folder, tuple(programs), layout.time_limit, output)
 
 
+def prepare_import_check(layout: TaskLayout, submission: Path, run_dir: Path, time_limit: float,
+                         max_submission_bytes: int = zips.MAX_ARCHIVE_BYTES) -> Step:
+    """The import check of a code submission (docs/judge.md#the-import-check): the ingestion program's folder
+    at /app/program and the submission at /app/ingested_program, as in the prediction step, and one program
+    that imports the submission's entry as the task's ingestion does (Task.code_entry;
+    codabench.check_import_main), under time_limit. SubmissionError when the submission cannot be placed."""
+    entry = layout.task.code_entry
+    if entry is None or layout.ingestion_program is None:
+        raise RunnerError(f"{layout.task.name}: no code entry or ingestion program: nothing to import")
+    folder, logs = run_dir / IMPORT_CHECK, run_dir / LOGS
+    logs.mkdir(parents=True, exist_ok=True)
+    place_submission(submission, folder / "ingested_program", max_submission_bytes)
+    materialise(program_folder_zip(layout.ingestion_program), folder / "program")
+    script = ("import sys; from codascore.codabench import check_import_main; "
+              "sys.exit(check_import_main(sys.argv[1:]))")
+    command = shlex.join(["python3", "-c", script, "/app/program", "/app/ingested_program", entry.file,
+                          entry.loader, *entry.arguments])
+    mounts = (Mount(folder / "program", "/app/program", read_only=True),
+              Mount(folder / "ingested_program", "/app/ingested_program"))
+    program = Program("ingestion", command, mounts, logs / IMPORT_CHECK, f"[import check] {entry.file}")
+    return Step(IMPORT_CHECK, folder, (program,), float(time_limit), folder)
+
+
 def prediction_stop(prediction: StepRun) -> str:
     """Why the run stops after the prediction step ("" when it goes on to scoring): the time limit, or a
     prediction that wrote the worker's own file."""
     if prediction.timed_out:
         return f"prediction step exceeded the time limit of {prediction.step.time_limit:g} s"
-    if (prediction.step.output / "metadata").exists():
+    if (prediction.step.output / WORKER_METADATA).exists():
         return "the prediction step wrote output/metadata (the worker's file): Codabench fails the run"
     return ""
 
@@ -137,26 +164,26 @@ def prediction_stop(prediction: StepRun) -> str:
 def push_prediction_output(prediction: StepRun) -> None:
     """What the worker does after the prediction step: output/metadata with the programs' exit codes and
     times, which the scoring step reads as res/metadata."""
-    (prediction.step.output / "metadata").write_text(worker_metadata(prediction.exit_codes, prediction.elapsed))
+    (prediction.step.output / WORKER_METADATA).write_text(worker_metadata(prediction.exit_codes, prediction.elapsed))
 
 
 def prepare_scoring(layout: TaskLayout, run_dir: Path) -> Step:
     """The scoring step: /app/program, /app/input (ref/ and res/, the prediction's output), /app/output,
     /app/shared, /app/data (read-only)."""
-    folder = run_dir / "scoring"
+    folder = run_dir / SCORING
     materialise(program_folder_zip(layout.scoring_program), folder / "program")
     materialise(zips.folder_zip(layout.reference_data), folder / "input" / "ref")
     if layout.reference_config:
         override_task_yaml(folder / "input" / "ref" / "task.yaml", layout.reference_config)
-    materialise(zips.folder_zip(run_dir / "prediction" / "output"), folder / "input" / "res")
-    for name in ("output", "shared", "data"):
+    materialise(zips.folder_zip(prediction_output(run_dir)), folder / "input" / "res")
+    for name in (OUTPUT, "shared", "data"):
         (folder / name).mkdir()
     command = program_command(folder / "program", f"scoring program {layout.scoring_program.name}")
     mounts = (Mount(folder / "program", "/app/program"), Mount(folder / "input", "/app/input"),
               Mount(folder / "output", "/app/output"), Mount(folder / "shared", "/app/shared"),
               Mount(folder / "data", "/app/data", read_only=True))
-    program = Program("program", command, mounts, run_dir / "logs" / "scoring", f"[scoring] {command}")
-    return Step("scoring", folder, (program,), layout.time_limit, folder / "output")
+    program = Program("program", command, mounts, run_dir / LOGS / SCORING, f"[scoring] {command}")
+    return Step(SCORING, folder, (program,), layout.time_limit, scoring_output(run_dir))
 
 
 def override_task_yaml(path: Path, values: dict) -> None:
