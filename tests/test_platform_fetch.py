@@ -37,7 +37,8 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 def zip_bytes(text: str | bytes) -> bytes:
     buffer = BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
-        archive.writestr("answer.txt", text)
+        # A fixed date: two calls a second apart give the same bytes.
+        archive.writestr(zipfile.ZipInfo("answer.txt", date_time=(2022, 1, 1, 0, 0, 0)), text)
     return buffer.getvalue()
 
 
