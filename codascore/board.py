@@ -7,6 +7,8 @@ asks the board for the per-unit rows of each (:meth:`Board.unit_rows`), stacks t
 across teams first (:meth:`Board.prepare`, e.g. UAI's best answers found by any team), then runs
 :meth:`Board.scores` on the full evidence and on every paired bootstrap replicate drawn by the
 :class:`Design`. The family writes the formula; the leaderboard writes the resampling and the statistics.
+The pairwise tests compare teams on the per-unit quantity the official rule aggregates, which the board
+names (:meth:`Board.paired_values`).
 """
 
 from __future__ import annotations
@@ -67,6 +69,22 @@ class Evidence:
         return dataclasses.replace(self, units=table, values=self.values[:, index, :])
 
 
+@dataclasses.dataclass(frozen=True)
+class PairedValues:
+    """What the leaderboard's pairwise tests (Wilcoxon signed-rank, Holm) compare, team against team: the
+    per-unit quantity a rule aggregates into its score.
+
+    - ``values``: array (teams, units of the test), NaN where the rule leaves a team's unit out; a unit of
+      the test may be a group of units of evidence (SRBench: a dataset of runs);
+    - ``unit``: what one unit of the test is ("dataset", "map"), for the page;
+    - ``what``: what each value is and how the rule aggregates it, for the page and pairwise.csv.
+    """
+
+    values: np.ndarray
+    unit: str
+    what: str
+
+
 class Board(abc.ABC):
     """A task's official final ranking. A family writes one per task that has a final table.
 
@@ -77,7 +95,9 @@ class Board(abc.ABC):
     - :meth:`unit_rows`: one team's ``details.json`` -> its per-unit rows;
     - :meth:`scores`: the official formula (or an alternative rule) on an Evidence -> a score per team.
 
-    Optional: :meth:`prepare` (fold across teams what the rule folds once on the full data),
+    Optional: :meth:`paired_values` (the per-unit quantity the rule aggregates, which the pairwise tests
+    compare; the default is the first metric of every unit), :meth:`prepare` (fold across teams what the
+    rule folds once on the full data),
     :meth:`check` (refuse, by raising ReferenceDataError naming the team and field, evidence the official
     rule cannot rank; the default refuses nothing) and, with ``needs_reference``, :meth:`use_reference` (read
     from the task's reference data what the rule needs and details.json must not hold, e.g. weak lensing
@@ -107,6 +127,12 @@ class Board(abc.ABC):
         """The rule's score of every team (array aligned with ``evidence.teams``), computed only from
         ``evidence`` so that it can be rerun on every replicate. Never NaN: a rule that cannot score a team
         gives its worst value."""
+
+    def paired_values(self, evidence: Evidence, rule: str) -> PairedValues:
+        """The per-unit quantity ``rule`` aggregates into its score, on the (prepared) full evidence: what the
+        pairwise tests compare. The default, each unit's first metric, fits a rule that averages it; a
+        board whose rule ranks per dataset, folds or weighs its units says what it aggregates instead."""
+        return PairedValues(evidence.values[:, :, 0], "unit", f"each unit's {evidence.metrics[0]}")
 
     def use_reference(self, reference_dir: Path) -> None:
         """Read what the rule needs from the task's reference data folder (ReferenceDataError when it is

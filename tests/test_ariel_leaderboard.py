@@ -46,6 +46,18 @@ def test_the_final_score_on_the_full_data_is_the_scorers_to_the_last_bit(scored)
     assert board.scores(shuffled, "final").tolist() == board.scores(evidence, "final").tolist()
 
 
+def test_the_paired_values_are_each_planets_share_of_every_rules_score(scored):
+    """Board.paired_values (what the pairwise tests compare): their mean over the planets the rule averages
+    is the rule's score; the spectral rule compares the spectral subset only."""
+    board, outputs = scored
+    evidence = stack(board, TASK, {name: unit_rows(board, details) for name, (details, _) in outputs.items()})
+    for rule in board.rules:
+        paired = board.paired_values(evidence, rule)
+        np.testing.assert_allclose(np.nanmean(paired.values, axis=1), board.scores(evidence, rule), rtol=1e-12)
+    subset = evidence.units["in_spectral_subset"].to_numpy(dtype=bool)
+    assert np.isnan(board.paired_values(evidence, "spectral").values[:, ~subset]).all()
+
+
 def test_the_rows_carry_the_spectral_subset_and_the_design_resamples_within_it(scored):
     board, outputs = scored
     details = outputs["gaussian_baseline"][0]

@@ -209,3 +209,31 @@ def test_a_board_giving_nan_is_a_bug_named_by_its_rule():
 
     with pytest.raises(RuntimeError, match="rule 'mean'"):
         analyse(Broken(), evidence_of(np.ones((2, 3))), 5)
+
+
+def test_infinite_values_are_the_most_extreme_and_equal_infinities_do_not_differ():
+    """weak lensing's per-map score of a non-finite answer is −inf: an infinite difference ranks as the
+    largest, two −inf differ by nothing (scipy would return NaN on either)."""
+    finite = np.array([[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], [0.5, 1.0, 4.0, 3.0, 4.5, 5.0, 6.0]])
+    infinite = finite.copy()
+    infinite[1, 0], infinite[0, 6], infinite[1, 6] = -np.inf, -np.inf, -np.inf
+    tests = wilcoxon_pairs(infinite)
+    expected = scipy.stats.wilcoxon(np.array([1e3, 1.0, -1.0, 1.0, 0.5, 1.0, 0.0]))  # the infinity as the largest
+    assert tests.units[0] == 7 and (tests.statistic[0], tests.p[0]) == (expected.statistic, expected.pvalue)
+    assert np.isfinite(wilcoxon_pairs(finite).p).all()
+
+
+@pytest.mark.parametrize("units, crude", [(9, True), (10, False)])
+def test_a_board_with_few_units_says_its_intervals_are_crude(tmp_path, units, crude):
+    from codascore.leaderboard.outputs import write_outputs
+
+    clustered = pd.DataFrame({"unit": [f"c{c}/{r}" for c in range(units) for r in range(3)],
+                              "cluster": [f"c{c}" for c in range(units) for _ in range(3)]})
+    values = np.random.default_rng(units).normal(size=(3, 3 * units))
+    analysis = analyse(MeanBoard(Design(cluster="cluster")), evidence_of(values, clustered), 30)
+    assert (analysis.resampled_units, analysis.crude) == (units, crude)
+    write_outputs(analysis, tmp_path)
+    rows = (tmp_path / "ranking.csv").read_text().splitlines()
+    header = rows[0].split(",")
+    assert {row.split(",")[header.index("crude_intervals")] for row in rows[1:]} == {"true" if crude else "false"}
+    assert ("crude intervals: each replicate draws only" in (tmp_path / "leaderboard.html").read_text()) == crude

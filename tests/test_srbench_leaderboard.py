@@ -1,6 +1,7 @@
 """The SRBench boards of ``codascore leaderboard`` (srbench/leaderboard.py): the official formula on the full
-evidence equals ``codascore srbench rank`` and the scorers, the 2022 notebook's golden tables, a cluster
-drawn twice counts twice, and bad input is refused naming it."""
+evidence equals ``codascore srbench rank`` and the scorers, the 2022 notebooks' own outputs (golden tables, and
+per-run tables with failed runs and tied representative runs), a cluster drawn twice counts twice, the
+pairwise tests compare what the rule ranks, and bad input is refused naming it."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.stats
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
@@ -20,12 +22,15 @@ from codascore.board import Evidence
 from codascore.cli import main as cli_main
 from codascore.errors import ReferenceDataError
 from codascore.formats.details import NotScored, checked
+from codascore.leaderboard import analyse
+from codascore.leaderboard.outputs import write_outputs
+from codascore.leaderboard.statistics import wilcoxon_pairs
 from codascore.registry import get_task
 from codascore.srbench import files
 from codascore.srbench.cli import load_results
 from codascore.srbench.evaluation import DatasetSpec
 from codascore.srbench.leaderboard import (RealworldBoard, SyntheticBoard, nan_median, points_from_ranks)
-from codascore.srbench.metrics import rank_methods
+from codascore.srbench.metrics import HARNESS_SEEDS, rank_methods
 from codascore.srbench.tasks import SyntheticTask, run_instances
 
 SYNTHETIC = "srbench.synthetic"
@@ -161,6 +166,219 @@ def test_mean_rule_reproduces_the_2022_notebook_golden_tables(golden):
         assert math.isclose(got[team], expected, rel_tol=1e-9, abs_tol=1e-12)
 
 
+# --------------------------------------------------------------------------- the 2022 notebooks' own numbers
+#
+# Per-run tables (team, dataset, seed, R², raw simplicity, property) and the runs that failed. The final
+# scores are what stage1.ipynb's cells 2, 4, 8, 10, 12, 14 and 16 (cavalab/srbench, branch srcomp, commit
+# c2ddb27; pandas 1.5.3, scipy 1.9.3) printed when run on them, each finished run written as the result file
+# evaluate_model.py writes and a failed run as none (2022's runs wrote their file at the end). Values are
+# exact in binary, so that no summation order moves a rank.
+
+NOTEBOOK_SYNTHETIC = {
+    "a team failing every run of one of two datasets": {
+        "runs": [("A", "exact_formula_easy", 2082, 0.875, -1.5, 1), ("A", "exact_formula_easy", 3946, 0.75, -1.5, 1),
+                 ("B", "exact_formula_easy", 2082, 0.9375, -1.8, 0), ("B", "exact_formula_easy", 3946, 0.9375, -1.8, 1),
+                 ("C", "exact_formula_easy", 2082, 0.5, -2.2, 0), ("C", "exact_formula_easy", 3946, 0.625, -2.0, 0),
+                 ("A", "featureselection_easy", 2082, 0.75, -1.2, 0.9),
+                 ("A", "featureselection_easy", 3946, 0.8125, -1.3, 0.9),
+                 ("B", "featureselection_easy", 2082, 0.6875, -1.0, 0.8),
+                 ("B", "featureselection_easy", 3946, 0.625, -1.1, 1.0)],
+        "failed": [("C", "featureselection_easy", 2082), ("C", "featureselection_easy", 3946)],
+        # the notebook: C's second dataset has no row, its score is its first dataset's, 0; before this
+        # version the board ranked that dataset n_algs and C tied first with 1.5
+        "final": {"A": 1.5, "B": 1.35, "C": 0.0},
+    },
+    "failures of every kind on three datasets": {
+        "runs": [
+            ("A", "exact_formula_medium", 2082, 0.9375, -1.9, 1), ("A", "exact_formula_medium", 3946, 0.875, -1.9, 1),
+            ("A", "exact_formula_medium", 5847, 0.9375, -2.1, 0), ("B", "exact_formula_medium", 2082, 0.96875, -2.4, 1),
+            ("B", "exact_formula_medium", 5847, 0.90625, -2.2, 1), ("C", "exact_formula_medium", 2082, 0.5, -0.7, 0),
+            ("C", "exact_formula_medium", 3946, 0.5625, -0.9, 0), ("C", "exact_formula_medium", 5847, 0.4375, -0.7, 0),
+            ("D", "exact_formula_medium", 2082, 0.8125, -1.6, 0), ("D", "exact_formula_medium", 3946, 0.75, -1.4, 1),
+            ("D", "exact_formula_medium", 5847, 0.78125, -1.5, 0),
+            ("A", "noise_hard", 2082, 0.8125, -2.0, 0.8125), ("A", "noise_hard", 3946, 0.84375, -2.0, 0.84375),
+            ("A", "noise_hard", 5847, 0.78125, -2.2, 0.78125), ("B", "noise_hard", 2082, 0.875, -2.6, 0.875),
+            ("B", "noise_hard", 3946, 0.90625, -2.6, 0.90625), ("B", "noise_hard", 5847, 0.875, -2.5, 0.875),
+            ("C", "noise_hard", 2082, 0.25, -0.4, 0.25), ("C", "noise_hard", 3946, 0.375, -0.4, 0.375),
+            ("C", "noise_hard", 5847, 0.3125, -0.5, 0.3125),
+            ("A", "localopt_easy", 2082, 0.96875, -1.7, 1.0), ("A", "localopt_easy", 3946, 0.9375, -1.8, 0.5),
+            ("A", "localopt_easy", 5847, 1.0, -1.7, 1.0), ("B", "localopt_easy", 2082, 0.984375, -2.3, 0.5),
+            ("B", "localopt_easy", 3946, 0.953125, -2.4, 0.5), ("B", "localopt_easy", 5847, 0.96875, -2.3, 1.0),
+            ("C", "localopt_easy", 2082, 0.625, -1.0, 1.0), ("C", "localopt_easy", 3946, 0.6875, -1.0, 1.0),
+            ("C", "localopt_easy", 5847, 0.5625, -1.1, 0.5), ("D", "localopt_easy", 2082, 0.875, -1.3, 0.5),
+            ("D", "localopt_easy", 3946, 0.90625, -1.2, 1.0)],
+        "failed": [("B", "exact_formula_medium", 3946), *[("D", "noise_hard", s) for s in (2082, 3946, 5847)],
+                   ("D", "localopt_easy", 5847),
+                   *[("E", d, s) for d in ("exact_formula_medium", "noise_hard", "localopt_easy")
+                     for s in (2082, 3946, 5847)]],
+        # the notebook's n_algs is 4: E, with no finished run, is no algorithm of its table (unranked; here 0);
+        # before this version the board ranked E first (5.0) and D second (3.42)
+        "final": {"A": 1.7666666666666668, "D": 1.6, "C": 1.0285714285714287, "B": 0.6000000000000001},
+    },
+}
+
+
+def notebook_teams(case: dict) -> dict[str, list[dict]]:
+    """A case's teams as the scorer's per-run records, every run of a dataset, a failed one included."""
+    teams: dict[str, list[dict]] = {}
+    for team, dataset, seed, r2, simplicity, prop in case["runs"]:
+        teams.setdefault(team, []).append({"dataset": dataset, "seed": seed, "r2_test": r2, "simplicity": simplicity,
+                                           "property": prop})
+    for team, dataset, seed in case["failed"]:
+        teams.setdefault(team, []).append({"dataset": dataset, "seed": seed, "failed": "no model submitted"})
+    return {team: sorted(records, key=lambda r: (r["dataset"], r["seed"])) for team, records in teams.items()}
+
+
+@pytest.mark.parametrize("name", sorted(NOTEBOOK_SYNTHETIC))
+def test_a_dataset_without_a_finished_run_counts_as_the_2022_notebook_counted_it(name, tmp_path):
+    """The mean rule (official2022) and ``srbench rank --aggregate mean`` give the notebook's final scores and
+    order; a team with no finished run at all, which the notebook does not list, scores 0 and comes last."""
+    case = NOTEBOOK_SYNTHETIC[name]
+    teams = notebook_teams(case)
+    board = SyntheticBoard({"aggregate": "mean"})
+    evidence = stack(board, {team: details_of(records) for team, records in teams.items()}, SYNTHETIC)
+    got = dict(zip(evidence.teams, board.scores(evidence, "mean")))
+    unranked = set(teams) - set(case["final"])
+    assert all(got[team] == 0.0 for team in unranked)
+    for team, expected in case["final"].items():
+        assert math.isclose(got[team], expected, rel_tol=1e-12, abs_tol=1e-15), team
+    assert sorted(got, key=lambda t: -got[t])[:len(case["final"])] == list(case["final"])
+    command = rank_command_scores(teams, tmp_path, aggregate="mean")
+    assert list(command.index) == [*case["final"], *sorted(unranked)]
+    np.testing.assert_allclose(command.loc[list(case["final"])], list(case["final"].values()), rtol=1e-12)
+
+
+NOTEBOOK_REALWORLD = {
+    # (team, target): the R² and the simplicity of the runs in the order the 2022 harness launched their seeds
+    # (HARNESS_SEEDS); the two middle R² tie exactly: 0.5 (seed 8356, launched second) and 0.75 (seed 2804,
+    # launched fifth, the smallest seed)
+    ("alice", "value_cases"): ([0.25, 0.5, 0.875, 0.125, 0.75, 0.9375, 0.375, 0.8125, 0.0625, 1.0],
+                               [-1.0, -1.2, -1.5, -1.1, -2.0, -1.0, -1.3, -1.4, -1.0, -1.6]),
+    ("bob", "value_cases"): ([0.6875, 0.625, 0.875, 0.125, 0.8125, 0.9375, 0.375, 0.25, 0.0625, 1.0],
+                             [-1.4, -0.9, -1.5, -1.1, -1.9, -1.0, -1.3, -1.4, -1.0, -1.6]),
+    ("carol", "value_cases"): ([0.5, 0.3125, 0.375, 0.625, 0.25, 0.75, 0.4375, 0.5625, 0.125, 0.6875], [-0.7] * 10),
+    ("alice", "value_hosp"): ([0.4375, 0.5625, 0.875, 0.25, 0.6875, 0.9375, 0.375, 0.8125, 0.125, 1.0],
+                              [-1.0, -1.3, -1.5, -1.1, -0.8, -1.0, -1.3, -1.4, -1.0, -1.6]),
+    ("bob", "value_hosp"): ([0.5, 0.75, 0.875, 0.125, 0.625, 0.9375, 0.375, 0.25, 0.0625, 1.0],
+                            [-1.4, -1.7, -1.5, -1.1, -1.2, -1.0, -1.3, -1.4, -1.0, -1.6]),
+    ("carol", "value_hosp"): ([0.5, 0.3125, 0.375, 0.625, 0.25, 0.8125, 0.4375, 0.5625, 0.125, 0.6875], [-0.7] * 10),
+    ("alice", "value_deaths"): ([0.5, 0.625, 0.875, 0.25, 0.75, 0.9375, 0.375, 0.8125, 0.125, 1.0],
+                                [-1.0, -1.5, -1.5, -1.1, -1.2, -1.0, -1.3, -1.4, -1.0, -1.6]),
+    ("bob", "value_deaths"): ([0.5625, 0.375, 0.875, 0.125, 0.6875, 0.9375, 0.4375, 0.25, 0.0625, 1.0],
+                              [-1.4, -1.1, -1.5, -1.1, -1.6, -1.0, -1.3, -1.4, -1.0, -1.6]),
+    ("carol", "value_deaths"): ([0.5, 0.3125, 0.375, 0.625, 0.25, 0.75, 0.4375, 0.5625, 0.125, 0.6875], [-0.7] * 10),
+}
+NOTEBOOK_TRUST = {("value_cases", "alice"): 4, ("value_cases", "bob"): 3, ("value_cases", "carol"): 2,
+                  ("value_hosp", "alice"): 3, ("value_hosp", "bob"): 4, ("value_hosp", "carol"): 2,
+                  ("value_deaths", "alice"): 4, ("value_deaths", "bob"): 4, ("value_deaths", "carol"): 1}
+#: stage2_final_ratings.ipynb's cells 14, 23 and 25 (branch srcomp, commit c2ddb27; pandas 1.5.3) on these
+#: runs, listed in launch order, with the given simplicity (cell 17 recomputes it from the model; its min-max
+#: normalisation moves no rank) and these trust ratings: the runs cell 14's idxmin chose, and the scores.
+#: Listed by seed instead, it chooses alice's 2804 on every target and bob's 8356 and 2804, and scores
+#: alice 0.9, bob 0.3333333333333333, carol 0.0.
+NOTEBOOK_REPRESENTATIVE = {("alice", "value_cases"): 8356, ("bob", "value_cases"): 24305,
+                           ("carol", "value_cases"): 24305, ("alice", "value_deaths"): 8356,
+                           ("bob", "value_deaths"): 24305, ("carol", "value_deaths"): 24305,
+                           ("alice", "value_hosp"): 8356, ("bob", "value_hosp"): 24305, ("carol", "value_hosp"): 24305}
+NOTEBOOK_REALWORLD_FINAL = {"alice": 0.7999999999999999, "bob": 0.39999999999999997, "carol": 0.0}
+
+
+def realworld_teams() -> dict[str, list[dict]]:
+    teams: dict[str, list[dict]] = {}
+    for (team, target), (r2, simplicity) in NOTEBOOK_REALWORLD.items():
+        teams.setdefault(team, []).extend({"dataset": target, "seed": seed, "r2_test": r, "simplicity": s,
+                                           "property": None} for seed, r, s in zip(HARNESS_SEEDS, r2, simplicity))
+    return {team: sorted(records, key=lambda r: (r["dataset"], r["seed"])) for team, records in teams.items()}
+
+
+def realworld_evidence(tmp_path, teams: dict[str, list[dict]] | None = None) -> tuple[RealworldBoard, Evidence]:
+    """The real-world board with NOTEBOOK_TRUST's ratings, and the evidence of ``teams`` (realworld_teams)."""
+    ratings = tmp_path / "trust.csv"
+    ratings.write_text("task,method,trust\n" + "".join(f"{t},{m},{v}\n" for (t, m), v in NOTEBOOK_TRUST.items()))
+    board = RealworldBoard({"trust_ratings": str(ratings)})
+    teams = realworld_teams() if teams is None else teams
+    return board, stack(board, {t: details_of(r, REALWORLD) for t, r in teams.items()}, REALWORLD)
+
+
+def test_tied_representative_runs_are_chosen_in_the_2022_harness_launch_order(tmp_path):
+    """Two middle runs of ten tie exactly on |R² − median|: the notebook's idxmin keeps the first in its
+    table's order, here the launch order; the board (whatever the order of the units) and the scorer's
+    metrics.representative choose those runs and give the notebook's scores."""
+    from codascore.srbench.metrics import representative
+
+    for team, records in realworld_teams().items():
+        for target in ("value_cases", "value_hosp", "value_deaths"):
+            chosen = representative([r for r in records if r["dataset"] == target])
+            assert chosen["seed"] == NOTEBOOK_REPRESENTATIVE[(team, target)], (team, target)
+    board, evidence = realworld_evidence(tmp_path)
+    reversed_units = evidence.take(np.arange(len(evidence.units))[::-1])
+    for replicate in (evidence, reversed_units):
+        got = dict(zip(replicate.teams, board.scores(replicate, "official")))
+        assert got == pytest.approx(NOTEBOOK_REALWORLD_FINAL, rel=1e-12, abs=1e-15)
+
+
+def test_a_realworld_target_without_a_representative_run_is_left_out_of_the_teams_mean(tmp_path):
+    """As cell 14 skips a method whose median R² is NaN: every run of bob's on value_hosp failed, so bob is
+    ranked on the two other targets, and n_algs still counts bob."""
+    teams = realworld_teams()
+    teams["bob"] = [r if r["dataset"] != "value_hosp" else {"dataset": "value_hosp", "seed": r["seed"],
+                                                            "failed": "time limit"} for r in teams["bob"]]
+    board, evidence = realworld_evidence(tmp_path, teams)
+    per_target = board.target_scores(evidence, "official")
+    bob = evidence.teams.index("bob")
+    targets = list(dict.fromkeys(evidence.units["dataset"]))
+    assert np.isnan(per_target[bob, targets.index("value_hosp")])
+    assert board.scores(evidence, "official")[bob] == pytest.approx(np.nanmean(per_target[bob]))
+    assert np.nanmax(per_target) <= 2  # n_algs = 3 teams: the best rank is 2
+
+
+# --------------------------------------------------------------------------- the pairwise tests
+
+def test_the_significance_map_tests_the_per_dataset_score_not_the_per_run_r2():
+    """On every run A's R² beats B's, yet B ranks first on every dataset (simpler models, the property): the
+    per-run R² would make A significantly better; the map compares the datasets' harmonic means, and B is
+    significantly better."""
+    datasets = [f"d{k:02d}" for k in range(16)]
+    def team(r2: float, simplicity: float, prop: float):
+        return [{"dataset": d, "seed": s, "r2_test": r2 - s / 64, "simplicity": simplicity, "property": prop}
+                for d in datasets for s in (1, 2)]
+    teams = {"A": team(0.9375, -2.5, 0.0), "B": team(0.875, -1.0, 1.0), "C": team(0.5, -1.8, 0.5)}
+    board = SyntheticBoard({})
+    evidence = stack(board, {t: details_of(r) for t, r in teams.items()}, SYNTHETIC)
+    analysis = analyse(board, evidence, replicates=50, seed=0)
+    a, b = evidence.teams.index("A"), evidence.teams.index("B")
+    per_run = wilcoxon_pairs(evidence.values[:, :, evidence.metrics.index("r2_test")])
+    pair = per_run.pairs.index((a, b))
+    assert per_run.significant()[pair] and np.all(evidence.values[a, :, 0] > evidence.values[b, :, 0])
+    assert analysis.paired.unit == "dataset" and analysis.paired.values.shape == (3, 16)
+    assert analysis.pairwise.units[pair] == 16 and analysis.pairwise.significant()[pair]
+    assert analysis.pairwise.p[pair] == pytest.approx(
+        scipy.stats.wilcoxon(analysis.paired.values[a], analysis.paired.values[b]).pvalue)
+    official = analysis.rankings[analysis.official]
+    assert official.score[b] > official.score[a]
+    from codascore.leaderboard.page import better_matrix
+
+    order = [b, a, evidence.teams.index("C")]
+    assert better_matrix(analysis, order)[0, 1] == 1  # the row B is significantly better than the column A
+
+
+def test_three_targets_make_crude_intervals_and_no_pair_significant(tmp_path):
+    """The real-world track's three targets: ranking.csv and the page say the intervals are crude, and the
+    page says that no pair can be significant (the smallest p of 3 paired targets is 2/2³ = 0.25)."""
+    board, evidence = realworld_evidence(tmp_path)
+    analysis = analyse(board, evidence, replicates=40, seed=1)
+    assert (analysis.resampled_units, analysis.crude) == (3, True)
+    assert not analysis.pairwise.significant().any()
+    write_outputs(analysis, tmp_path / "board")
+    ranking = pd.read_csv(tmp_path / "board" / "ranking.csv")
+    assert set(ranking["resampled_units"]) == {3} and set(ranking["crude_intervals"]) == {True}
+    pairwise = pd.read_csv(tmp_path / "board" / "pairwise.csv")
+    assert set(pairwise["units"]) == {3} and pairwise["tested"].str.startswith("target: ").all()
+    page = (tmp_path / "board" / "leaderboard.html").read_text()
+    assert "crude intervals: each replicate draws only 3 independent datasets" in page
+    assert "no pair can be significant" in page
+
+
 def test_a_dataset_drawn_twice_counts_twice():
     """A replicate's relabelled copy of a dataset (codascore/board.py, Design) ranks as a second dataset."""
     rng = np.random.default_rng(3)
@@ -201,7 +419,8 @@ def test_a_replicate_ranks_as_the_rank_command_on_the_drawn_table(teams, random)
                                 if files.run_key(r["dataset"], r["seed"]) == unit]
     units = evidence.units.iloc[index].reset_index(drop=True).assign(dataset=labels)
     replicate = evidence.take(np.array(index), units)
-    # a team with no run in any drawn dataset still counts in the board's n_algs; srbench rank would not know it
+    # a team with no run in any drawn dataset still counts in the seed profile's n_algs; srbench rank would not
+    # know it (official2022 counts only the teams with a finished run: both agree)
     assume(all(drawn.values()))
     for rule in board.rules:
         with tempfile.TemporaryDirectory() as folder:
@@ -213,10 +432,12 @@ def test_a_replicate_ranks_as_the_rank_command_on_the_drawn_table(teams, random)
 
 # --------------------------------------------------------------------------- the scorers
 
+@pytest.mark.parametrize("failed", ["two runs", "a dataset", "every run"])
 @pytest.mark.parametrize("aggregate", ["median", "mean"])
-def test_synthetic_board_equals_the_scorers_pool_ranking(monkeypatch, aggregate):
+def test_synthetic_board_equals_the_scorers_pool_ranking(monkeypatch, aggregate, failed):
     """SyntheticTask.score ranks the submission within the reference pool; the board, given the pool's
-    methods and the submission as teams, gives every one of them the same score."""
+    methods and the submission as teams, gives every one of them the same score. A submission that failed
+    every run scores 0 and comes last, under the mean rule too (it has no row, as in 2022)."""
     rng = np.random.default_rng(11)
     datasets, seeds = ["d1", "d2", "d3"], [5, 6, 7, 8]
     def records(scale):
@@ -228,6 +449,9 @@ def test_synthetic_board_equals_the_scorers_pool_ranking(monkeypatch, aggregate)
     submission[2] = {"dataset": "d1", "seed": 7, "failed": "invalid model"}
     submission[5] = {"dataset": "d2", "seed": 6, "r2_test": None, "simplicity": -1.0, "property": None,
                      "reason": "non-finite"}
+    lost = {"two runs": (), "a dataset": ("d3",), "every run": datasets}[failed]
+    submission = [{"dataset": r["dataset"], "seed": r["seed"], "failed": "time limit"} if r["dataset"] in lost
+                  else r for r in submission]
     pool_rows = [{"algorithm": m, "run": seeds.index(r["seed"]), **{k: r[k] for k in ("dataset", "seed")},
                   **{k: float(r[k]) for k in ("r2_test", "simplicity", "property")}}
                  for m, rs in pool.items() for r in rs]
@@ -244,14 +468,16 @@ def test_synthetic_board_equals_the_scorers_pool_ranking(monkeypatch, aggregate)
     got = board.scores(evidence, list(board.rules)[0])
     expected = [result.details["pool"][team] for team in evidence.teams]
     np.testing.assert_allclose(got, expected, rtol=1e-12)
+    if failed == "every run":
+        assert (result.scores["score"], result.scores["pool_position"]) == (0.0, 4.0)
 
 
 @settings(max_examples=30, deadline=None)
 @given(st.data())
 def test_realworld_board_equals_the_scorer_on_random_runs(data):
     """RealworldTask.score (its runs given, the rest as it is) against the board: the representative run
-    (ties on an even count of runs: the first by seed, the order of a participant's runs in details.json; the
-    scorer takes the pool's in pool.csv's order, here by seed too), the trust ratings, the pool's scores."""
+    (ties on an even count of runs: the first in launch order, metrics.launch_position, for both), the trust
+    ratings, the pool's scores."""
     targets, seeds = ["cases", "deaths"], [1, 2, 3, 4]
     r2 = st.sampled_from([0.25, 0.5, 0.625, 0.75, 1.0])
     def runs():

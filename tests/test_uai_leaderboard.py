@@ -225,3 +225,16 @@ def test_a_team_lacking_instances_scores_them_0(project_data):
     board = task.final_board(task.load_config({}))
     assert board.missing_policy == "worst"
     assert scores[1] == pytest.approx(sum(r["score"] for r in kept) / len(full["instances"]), abs=1e-9)
+
+
+@pytest.mark.parametrize("kind", ["MPE", "PR"])
+def test_the_paired_values_are_each_units_share_of_every_rules_score(kind):
+    """Board.paired_values (what the pairwise tests compare): each (instance, time limit)'s folded score
+    weighted as the rule weighs its time limit; their mean is the rule's score (the 2022 teams, three limits)."""
+    board, (evidence,) = evidence_2022(kind)
+    for rule in board.rules_for(evidence):
+        paired = board.paired_values(evidence, rule)
+        assert paired.values.shape == (len(evidence.teams), len(evidence.units))
+        np.testing.assert_allclose(np.nanmean(paired.values, axis=1), board.scores(evidence, rule), rtol=1e-12)
+    under_20s = board.paired_values(evidence, "20s").values
+    assert np.isnan(under_20s[:, (evidence.units["time_limit"] != "20s").to_numpy()]).all()

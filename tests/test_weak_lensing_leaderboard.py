@@ -16,7 +16,7 @@ from codascore.competition import read_task_config
 from codascore.errors import ReferenceDataError, SubmissionError
 from codascore.formats.details import checked
 from codascore.leaderboard.inputs import Inputs, TeamFiles, check_board_settings
-from codascore.weak_lensing import files
+from codascore.weak_lensing import files, metrics
 from codascore.weak_lensing.leaderboard import Phase2Board
 
 PHASE1, PHASE2, DEPLOYED = "weak_lensing.phase1", "weak_lensing.phase2", "weak_lensing.phase2_deployed"
@@ -49,6 +49,9 @@ def test_phase1_score_on_the_full_data_is_the_scorers_to_the_last_bit(project_da
     assert len(evidence.units) == 4000 and board.design.strata == ()
     shuffled = evidence.take(np.random.default_rng(0).permutation(len(evidence.units)))
     assert board.scores(shuffled, "score").tolist() == scores
+    paired = board.paired_values(evidence, "score")  # what the pairwise tests compare: each map's s_i
+    assert paired.unit == "map"
+    np.testing.assert_allclose(paired.values.mean(axis=1), scores, rtol=1e-12)
 
 
 def test_phase1_floor_applies_to_a_resampled_mean_and_to_non_finite_maps(project_data, tmp_path):
@@ -72,6 +75,10 @@ def test_phase2_both_rankings_on_the_full_data_are_the_scorers(project_data, tmp
     assert board.scores(evidence, "TPR").tolist() == [value["tpr_low_fpr"] for _, value in outputs.values()]
     labels = files.read_phase2_labels(project_data / "reference_data" / PHASE2)
     assert evidence.units["ood"].tolist() == labels.tolist()
+    for rule, unit, tested in (("log-likelihood", "map", labels >= 0), ("TPR", "out-of-distribution map", labels == 1)):
+        paired = board.paired_values(evidence, rule)  # what the pairwise tests compare; their mean is the score
+        assert paired.unit == unit and (~np.isnan(paired.values) == tested[None, :]).all()
+        np.testing.assert_allclose(np.nanmean(paired.values, axis=1), board.scores(evidence, rule), atol=1e-12)
 
 
 def test_phase2_deployed_ranks_the_submitted_ood_scores_first(project_data, tmp_path):
@@ -151,3 +158,49 @@ def test_phase2_on_a_stratified_replicate_is_the_official_formula_of_the_resampl
     order = rng.permutation(len(labels))
     for rule in board.rules:
         assert board.scores(evidence.take(order), rule).tolist() == board.scores(evidence, rule).tolist()
+
+
+@settings(max_examples=80, deadline=None)
+@given(maps)
+def test_the_tpr_is_the_mean_of_the_ood_maps_shares(case):
+    """metrics.tpr_credits: each OoD map's share of the deployed TPR, in [0, 1], whose mean is scikit-learn's
+    ROC score (ties and vertical segments included); a map scoring higher never gets less."""
+    n_ind, n_ood, decimals, seed = case
+    rng = np.random.default_rng(seed)
+    labels = rng.permutation(np.r_[np.zeros(n_ind, int), np.ones(n_ood, int)])
+    scores = np.round(rng.normal(size=labels.size) + labels * rng.uniform(0, 3), decimals - 1)
+    shares = metrics.tpr_credits(labels, scores)
+    assert shares.shape == (n_ood,) and np.all((shares >= 0) & (shares <= 1 + 1e-12))
+    assert shares.mean() == pytest.approx(official_tpr(labels, scores), abs=1e-12)
+    ood = scores[labels == 1]
+    assert np.all(np.diff(shares[np.argsort(ood, kind="stable")]) >= -1e-12)
+
+
+def test_under_the_tpr_the_significance_map_follows_the_tpr_not_the_likelihood(tmp_path):
+    """Team x gives confident, mostly right p_ind (the better log-likelihood on nearly every map) but ood_scores
+    that barely rank the OoD maps first; team y gives p_ind = 0.5 and ood_scores that separate the classes.
+    Ranked by the deployed TPR, the pairwise test compares the OoD maps' shares of the TPR: y is significantly
+    better, where the per-map log-likelihood would make x significantly better."""
+    from codascore.leaderboard import analyse
+    from codascore.leaderboard.statistics import wilcoxon_pairs
+
+    rng = np.random.default_rng(5)
+    labels = rng.permutation(np.r_[np.zeros(60, int), np.ones(40, int)])
+    board = Phase2Board(DEPLOYED, "deployed", 1e-15, labels)
+    right = rng.uniform(size=labels.size) < 0.9
+    p_x = np.where(right == (labels == 0), 0.95, 0.05)
+    ood_x = rng.normal(size=labels.size) + 0.3 * labels
+    ood_y = labels + rng.uniform(0, 0.5, labels.size)
+    teams = {name: unit_rows(board, {"task": DEPLOYED, "status": "scored", "eps": 1e-15, "instances": [
+        {"id": k, "p_ind": float(p[k]), "ood_score": float(o[k])} for k in range(labels.size)]})
+        for name, p, o in (("x", p_x, ood_x), ("y", np.full(labels.size, 0.5), ood_y))}
+    evidence = stack(board, DEPLOYED, teams)
+    analysis = analyse(board, evidence, replicates=50, seed=0)
+    assert list(board.rules)[0] == "TPR" and analysis.paired.unit == "out-of-distribution map"
+    assert analysis.pairwise.units[0] == 40 and analysis.pairwise.significant()[0]
+    official = analysis.rankings["TPR"].score
+    assert official[1] > official[0]
+    np.testing.assert_allclose(np.nanmean(analysis.paired.values, axis=1), official, atol=1e-12)
+    likelihood = wilcoxon_pairs(evidence.values[:, :, evidence.metrics.index("log_likelihood")])
+    assert likelihood.significant()[0]
+    assert np.median(evidence.values[0, :, 0] - evidence.values[1, :, 0]) > 0  # x's likelihood is the better

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ..board import Board, Design, Evidence
+from ..board import Board, Design, Evidence, PairedValues
 from ..errors import ReferenceDataError, SubmissionError
 from ..formats.details import Details
 from .metrics import final_score
@@ -27,7 +27,8 @@ from .metrics import final_score
 #: The per-planet metrics, in Evidence.values' order; "spectral" is 0 outside the spectral subset (never read
 #: there: the column in_spectral_subset says which planets count). "final" is the planet's share of the final
 #: score, beta posterior_p + (1 - beta) (N / N_spectral) spectral_p, whose mean over the N planets is the final
-#: score: the leaderboard's per-unit tests (Wilcoxon) compare teams on it; the formula never reads it.
+#: score: the leaderboard's per-unit tests (Wilcoxon, ArielBoard.paired_values) compare teams on it; the
+#: formula never reads it.
 METRICS = ("final", "posterior", "spectral", "posterior_exact")
 SUBSET = "in_spectral_subset"
 #: The unit column giving each planet's place in the scorer's order: means are summed in that order, so the
@@ -94,6 +95,19 @@ class ArielBoard(Board):
             else:
                 out[team] = _mean(planets[:, column["posterior_exact"]])
         return np.nan_to_num(out, nan=0.0)
+
+    def paired_values(self, evidence: Evidence, rule: str) -> PairedValues:
+        """Each planet's share of the rule's score, whose mean over the planets it averages is the score:
+        "final" its share of the final score; a part alone its score in that part (the spectral part: the
+        spectral subset's planets only)."""
+        values = evidence.values[:, :, evidence.metrics.index(rule)].copy()
+        if rule == "spectral":
+            values[:, ~evidence.units[SUBSET].to_numpy(dtype=bool)] = np.nan
+        what = {"final": "its share of the final score, β posterior_p + (1 − β)(N / N_spectral) spectral_p (0 "
+                         "outside the spectral subset)",
+                "posterior": "its posterior score", "spectral": "its spectral score",
+                "posterior_exact": "its deterministic posterior score"}[rule]
+        return PairedValues(values, "planet", f"{what} (the score is their mean)")
 
 
 def _planet_row(position: int, record: Any) -> dict[str, Any]:

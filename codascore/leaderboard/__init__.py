@@ -15,11 +15,12 @@ from typing import Callable
 
 import numpy as np
 
-from ..board import Board, Evidence
+from ..board import Board, Evidence, PairedValues
 from ..errors import ReferenceDataError
 from .evidence import stack
 from .inputs import Inputs, check_board_settings, read_inputs
-from .statistics import Pairwise, Ranking, Replicates, bootstrap, kendall_taus, ranking, ranks, wilcoxon_pairs
+from .statistics import (FEW_UNITS, Pairwise, Ranking, Replicates, bootstrap, kendall_taus, ranking, ranks,
+                         resampled_units, wilcoxon_pairs)
 
 __all__ = ["Analysis", "analyse", "leaderboard"]
 
@@ -27,7 +28,8 @@ __all__ = ["Analysis", "analyse", "leaderboard"]
 @dataclasses.dataclass
 class Analysis:
     """Everything the outputs show: the evidence, the replicates' scores, each rule's Ranking (the
-    official one first), the pairwise tests, and the teams left out (team -> why)."""
+    official one first), the pairwise tests and what they compared, how many independent draws a replicate
+    makes, and the teams left out (team -> why)."""
 
     title: str
     board: Board
@@ -36,11 +38,18 @@ class Analysis:
     rankings: dict[str, Ranking]
     pairwise: Pairwise
     kendall_tau: np.ndarray  # (replicates,): the official rule's full ranking against each replicate's
+    paired: PairedValues  # what the pairwise tests compared (Board.paired_values of the official rule)
+    resampled_units: int  # the clusters, else the units, a replicate draws (statistics.resampled_units)
     left_out: dict[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def official(self) -> str:
         return next(iter(self.rankings))
+
+    @property
+    def crude(self) -> bool:
+        """Whether the intervals rest on too few independent draws to be more than crude (FEW_UNITS)."""
+        return self.resampled_units < FEW_UNITS
 
 
 def analyse(board: Board, evidence: Evidence, replicates: int = 1000, seed: int = 0, title: str = "",
@@ -57,8 +66,12 @@ def analyse(board: Board, evidence: Evidence, replicates: int = 1000, seed: int 
                 for rule in drawn.full}
     official = next(iter(drawn.full))
     taus = kendall_taus(rankings[official].rank, ranks(drawn.drawn[official], board.higher_is_better))
-    return Analysis(title or evidence.task, board, evidence, drawn, rankings,
-                    wilcoxon_pairs(evidence.values[:, :, 0]), taus)
+    paired = board.paired_values(evidence, official)
+    if paired.values.shape[0] != len(evidence.teams):
+        raise RuntimeError(f"{evidence.task}: the board's paired values have {paired.values.shape[0]} rows for "
+                           f"{len(evidence.teams)} teams")
+    return Analysis(title or evidence.task, board, evidence, drawn, rankings, wilcoxon_pairs(paired.values), taus,
+                    paired, resampled_units(evidence.units, board.design))
 
 
 def leaderboard(inputs: list[Path], out: Path, names: list[str] | None = None, task: str | None = None,

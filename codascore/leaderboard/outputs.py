@@ -17,9 +17,10 @@ from .statistics import team_order
 
 RANKING, PAIRWISE, PAGE = "ranking.csv", "pairwise.csv", "leaderboard.html"
 RANKING_COLUMNS = ["team", "score", "ci_low", "ci_high", "rank", "rank_low", "rank_high", "median_rank", "p_win",
-                   "p_top3", "tied_with_winner", "missing_units", "seed", "replicates"]
+                   "p_top3", "tied_with_winner", "missing_units", "resampled_units", "crude_intervals", "seed",
+                   "replicates"]
 PAIRWISE_COLUMNS = ["team_a", "team_b", "p_a_beats_b", "wilcoxon_statistic", "p", "p_holm", "significant",
-                    "units", "seed", "replicates"]
+                    "units", "tested", "seed", "replicates"]
 
 
 def cell(value) -> str:
@@ -47,20 +48,23 @@ def ranking_rows(analysis) -> list[list]:
     seed, count = analysis.replicates.seed, analysis.replicates.count
     return [[teams[t], r.score[t], r.ci_low[t], r.ci_high[t], r.rank[t], r.rank_low[t], r.rank_high[t],
              r.median_rank[t], r.p_win[t], r.p_top3[t], r.tied_with_winner[t],
-             len(analysis.evidence.missing.get(teams[t], [])), seed, count] for t in team_order(analysis)]
+             len(analysis.evidence.missing.get(teams[t], [])), analysis.resampled_units, analysis.crude, seed, count]
+            for t in team_order(analysis)]
 
 
 def pairwise_rows(analysis) -> list[list]:
     r, teams, tests = analysis.rankings[analysis.official], analysis.evidence.teams, analysis.pairwise
     by_pair = {pair: n for n, pair in enumerate(tests.pairs)}
     significant = tests.significant()
+    tested = f"{analysis.paired.unit}: {analysis.paired.what}"
     rows = []
     for a in team_order(analysis):
         for b in team_order(analysis):
             if a != b:
                 n = by_pair[(min(a, b), max(a, b))]
                 rows.append([teams[a], teams[b], r.beats[a, b], tests.statistic[n], tests.p[n], tests.p_holm[n],
-                             significant[n], tests.units[n], analysis.replicates.seed, analysis.replicates.count])
+                             significant[n], tests.units[n], tested, analysis.replicates.seed,
+                             analysis.replicates.count])
     return rows
 
 

@@ -5,12 +5,14 @@ score intervals, the P(A beats B) heatmap, the significance map and the rules si
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..report import escape, figure_html, figure_or_note, format_number, render_page, table
 from ..task import Section
 from . import figures
-from .statistics import LEVEL, team_order
+from .statistics import ALPHA, FEW_UNITS, LEVEL, team_order
 
 GUIDE = [
     ("score", "the official rule's score on every unit of evidence (higher is better: {direction})"),
@@ -23,8 +25,8 @@ GUIDE = [
     ("tied with the winner", "the winner, or a team that beats a winner in at least 5% of the replicates: the "
                              "data cannot tell it apart from the winner"),
     ("P(A beats B)", "the share of replicates in which A's score is better than B's (a tie counts 1/2)"),
-    ("significance map", "a two-sided Wilcoxon signed-rank test of each pair on the per-unit values of metric "
-                         "{metric}, Holm-corrected over all pairs; coloured where p < 0.05"),
+    ("significance map", "a two-sided Wilcoxon signed-rank test of each pair on what the official rule "
+                         "aggregates, per {unit}: {what}; Holm-corrected over all pairs, coloured where p < 0.05"),
     ("Kendall's tau", "the rank correlation between the full ranking and a replicate's: 1 when every replicate "
                       "ranks the teams as the full data do"),
 ]
@@ -37,8 +39,8 @@ STYLE = "<style>.ranking td.text{min-width:9em}</style>"
 
 def guide_block(analysis) -> str:
     direction = "yes" if analysis.board.higher_is_better else "no, lower is better"
-    rows = "".join(f"<tr><td>{escape(term)}</td><td>{escape(text.format(direction=direction, metric=analysis.evidence.metrics[0]))}</td></tr>"
-                   for term, text in GUIDE)
+    words = {"direction": direction, "unit": analysis.paired.unit, "what": analysis.paired.what}
+    rows = "".join(f"<tr><td>{escape(term)}</td><td>{escape(text.format(**words))}</td></tr>" for term, text in GUIDE)
     return ("<details class='guide' open><summary>How to read this page</summary><table>"
             "<tr><th>term</th><th>what it is</th></tr>" + rows + "</table></details>")
 
@@ -61,6 +63,31 @@ def summary_html(analysis) -> str:
             f"<code>{escape(ev.reference[:16] or 'not recorded')}</code></p>"
             f"<p>Winner: <b>{escape(', '.join(winners))}</b>. Cannot be told apart from the winner: "
             f"{escape(', '.join(tied) or 'no other team')}. {escape(tau)}</p>")
+
+
+def crude_text(analysis) -> str:
+    """Why the intervals are crude: the replicates draw too few independent units (statistics.FEW_UNITS)."""
+    n = analysis.resampled_units
+    drawn = f"{analysis.board.design.cluster or 'unit'}{'s' if n != 1 else ''}"
+    return (f"each replicate draws only {n} independent {drawn} (fewer than {FEW_UNITS}): they can be drawn in "
+            f"at most {math.comb(2 * n - 1, n)} distinct ways, and the bootstrap's variance of a mean is "
+            f"{n - 1}/{n} of the usual estimate, so the intervals, P(win) and the ties with the winner are rough "
+            "and too narrow: read them as an indication only")
+
+
+def significance_note(analysis) -> str:
+    """What the significance map compared, and when too few units leave no pair able to be significant."""
+    paired, tests = analysis.paired, analysis.pairwise
+    text = (f"Green: the row's team is significantly better than the column's (Wilcoxon signed-rank, "
+            f"Holm-corrected, p < 0.05); red: significantly worse; grey: not significant. Compared per "
+            f"{paired.unit}: {paired.what}.")
+    most, pairs = int(tests.units.max(initial=0)), len(tests.pairs)
+    smallest = 2 / 2 ** most  # the exact test's smallest two-sided p: every difference of one sign
+    if pairs and pairs * smallest >= ALPHA:  # Holm multiplies the smallest p by the number of pairs
+        text += (f" With at most {most} {paired.unit}s per pair the smallest possible p is 2/2^{most} = "
+                 f"{smallest:.3g} ({min(1.0, pairs * smallest):.3g} after Holm's correction over {pairs} "
+                 f"pair{'s' if pairs > 1 else ''}): no pair can be significant.")
+    return f"<p class='note'>{escape(text)}</p>"
 
 
 def ranking_table(analysis) -> str:
@@ -127,15 +154,15 @@ def figure_sections(analysis) -> list[Section]:
         Section("Scores and their 95% intervals", intervals),
         Section("P(row beats column)", "<p class='note'>Blue: the row's team scores better in most replicates; red: "
                 "worse. Rows and columns in rank order.</p>" + heat),
-        Section("Significance map", "<p class='note'>Green: the row's team is significantly better than the "
-                f"column's (Wilcoxon signed-rank on {escape(ev.metrics[0])}, Holm-corrected, p &lt; 0.05); red: "
-                "significantly worse; grey: not significant.</p>" + significance),
+        Section("Significance map", significance_note(analysis) + significance),
         Section("The ranking under each rule", rules_table(analysis) + lines),
     ]
 
 
 def warnings_of(analysis) -> list[str]:
     out = [f"team {team} is not ranked: {why}" for team, why in analysis.left_out.items()]
+    if analysis.crude:
+        out.append(f"crude intervals: {crude_text(analysis)}")
     for team, units in analysis.evidence.missing.items():
         out.append(f"team {team} lacks {len(units)} units ({', '.join(units[:5])}{' ...' if len(units) > 5 else ''}); "
                    f"the official rule's missing policy: {analysis.board.missing_policy}")

@@ -12,14 +12,19 @@ import warnings
 from typing import Callable
 
 import numpy as np
+import pandas as pd
 import scipy.stats
 
-from ..board import Board, Evidence
+from ..board import Board, Design, Evidence
 from .resample import Resampler
 
 #: The level of every interval, and of the "cannot be told apart" and significance decisions.
 LEVEL = 0.95
 ALPHA = 1 - LEVEL
+#: Fewer independent draws than this and the intervals are crude (docs/leaderboard.md#few-units): with n
+#: draws a replicate is one of at most C(2n - 1, n) multisets (10 for n = 3), and the bootstrap's variance
+#: of a mean is (n - 1)/n of the usual estimate, so its percentile intervals are too narrow.
+FEW_UNITS = 10
 
 
 @dataclasses.dataclass
@@ -144,8 +149,8 @@ def kendall_taus(full_rank: np.ndarray, drawn_ranks: np.ndarray) -> np.ndarray:
 
 @dataclasses.dataclass
 class Pairwise:
-    """The Wilcoxon signed-rank test of every pair (i < j) of teams on the official metric's per-unit
-    values, with Holm's correction over all pairs."""
+    """The Wilcoxon signed-rank test of every pair (i < j) of teams on the per-unit quantity the official
+    rule aggregates (Board.paired_values), with Holm's correction over all pairs."""
 
     pairs: list[tuple[int, int]]
     statistic: np.ndarray
@@ -158,20 +163,46 @@ class Pairwise:
 
 
 def wilcoxon_pairs(values: np.ndarray) -> Pairwise:
-    """scipy.stats.wilcoxon (two-sided, zero differences dropped: 'wilcox') on the units both teams have;
-    a pair with no nonzero difference gets statistic 0 and p 1."""
+    """scipy.stats.wilcoxon (two-sided, zero differences dropped: 'wilcox') of the differences on the units
+    both teams have (neither NaN); a pair with no nonzero difference gets statistic 0 and p 1.
+
+    An infinite value (weak lensing's per-map score of a non-finite answer) is the most extreme: equal
+    infinities differ by 0, and an infinite difference takes the largest |difference| (scipy returns NaN
+    on infinities; the signed-rank test reads only the order of the |differences|)."""
     k = values.shape[0]
     pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
     statistic, p, used = np.zeros(len(pairs)), np.ones(len(pairs)), np.zeros(len(pairs), dtype=int)
     for n, (i, j) in enumerate(pairs):
-        both = np.isfinite(values[i]) & np.isfinite(values[j])
+        both = ~np.isnan(values[i]) & ~np.isnan(values[j])
         used[n] = both.sum()
-        if np.any(values[i][both] != values[j][both]):
+        difference = differences(values[i][both], values[j][both])
+        if np.any(difference != 0):
             with warnings.catch_warnings():  # a few units: scipy warns that its normal approximation is rough
                 warnings.simplefilter("ignore", UserWarning)
-                result = scipy.stats.wilcoxon(values[i][both], values[j][both])
+                result = scipy.stats.wilcoxon(difference)
             statistic[n], p[n] = result.statistic, result.pvalue
     return Pairwise(pairs, statistic, p, holm(p), used)
+
+
+def differences(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a - b, 0 where equal (infinities included), an infinite difference replaced by one larger in size
+    than every finite one (the same sign): the signed ranks are those of the infinite differences."""
+    with np.errstate(invalid="ignore"):
+        difference = np.where(a == b, 0.0, a - b)
+    infinite = ~np.isfinite(difference)
+    if infinite.any():
+        largest = np.max(np.abs(difference[~infinite]), initial=0.0)
+        difference[infinite] = np.sign(difference[infinite]) * (2 * largest + 1)
+    return difference
+
+
+def resampled_units(units: pd.DataFrame, design: Design) -> int:
+    """How many independent draws a replicate makes: the clusters of a two-level design (SRBench's datasets),
+    else the units, summed over the strata."""
+    if design.cluster:
+        keys = [*design.strata, design.cluster]
+        return int(units.drop_duplicates(keys).shape[0])
+    return len(units)
 
 
 def holm(p: np.ndarray) -> np.ndarray:

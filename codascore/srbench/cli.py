@@ -72,7 +72,7 @@ class Rank(Command):
             per_dataset = rank_per_dataset(results, aggregate=args.aggregate, profile=args.profile)
         except (ValueError, KeyError) as exc:
             raise ReferenceDataError(f"the results cannot be ranked: {exc}") from None
-        final = final_scores(per_dataset)
+        final = final_scores(per_dataset, results["algorithm"])
         if args.per_dataset:
             per_dataset.to_csv(args.per_dataset, index=False)
         if args.out:

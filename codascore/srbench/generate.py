@@ -20,6 +20,7 @@ from . import files
 from .baselines import INJECTION_CORPUS, constant_model, linear_model, polynomial_model
 from .datasets import DATA_SEEDS, QUALIFICATION_SEEDS, SYNTHETIC_DATASETS, make_qualification, make_synthetic
 from .evaluation import DatasetSpec, RunData, run_rows, score_methods
+from .metrics import HARNESS_SEEDS
 
 #: Reference pool of the synthetic track: baseline methods shipped with the reference data
 #: (docs/srbench.md#the-reference-pool).
@@ -157,7 +158,7 @@ def generate_qualification(root: Path, task, config: dict, progress=print, seed:
     progress(f"{name}: reference data, input data and samples written")
 
 
-REALWORLD_SEEDS = (24305, 8356, 16130, 24399, 2804, 32373, 25941, 8068, 32163, 19397)
+REALWORLD_SEEDS = HARNESS_SEEDS  # the 2022 harness's ten algorithm seeds, in its order
 REALWORLD_FEATURES = ["vax_first_dose", "vax_complete", "mask_mandate", "school_closed", "travel_limits",
                       "lag14_value", "delta7_value", "tests_per_100k"]
 #: Placeholder trust scores of the demo (the real ones come from the organiser's expert,

@@ -21,11 +21,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..board import Board, Design, Evidence
+from ..board import Board, Design, Evidence, PairedValues
 from ..errors import ReferenceDataError
 from ..formats.details import Details
 from . import files
 from .evaluation import run_rows
+from .metrics import launch_position
 
 #: The metrics of a unit row, in the order of Evidence.values' last axis. ``present`` is 1 on every row a
 #: team's details.json holds and NaN where the leaderboard found none: official2022 tells "a run that
@@ -37,9 +38,10 @@ REALWORLD_METRICS = ("r2_test", "simplicity", "trust", "present")
 SYNTHETIC_RULES = {
     "median": ("median", "seed", "the judging page: the median of the runs per dataset (docs/JudgingCriteria.md, "
                                  "line 38); a dataset without runs scores 0 (profile seed)"),
-    "mean": ("mean", "official2022", "the 2022 notebook, which made the published table: the mean of the runs "
-                                     "(stage1.ipynb cell 12); NaN ranks count n_algs, a dataset without runs "
-                                     "is left out of the team's mean (profile official2022)"),
+    "mean": ("mean", "official2022", "the 2022 notebook, which made the published table: the mean of the "
+                                     "finished runs (stage1.ipynb cell 12); a dataset without a finished run is "
+                                     "left out of the team's mean and n_algs counts the teams with a finished "
+                                     "run; NaN ranks count n_algs (profile official2022)"),
 }
 #: The configuration key naming the expert's trust ratings file (columns task, method, trust).
 TRUST_RATINGS_KEY = "trust_ratings"
@@ -52,13 +54,18 @@ def run_seeds(units: pd.DataFrame) -> np.ndarray:
     return np.array([int(str(unit).rsplit("/", 1)[1]) for unit in units["unit"]])
 
 
-def runs_by_cluster(evidence: Evidence, cluster: str, by_seed: bool = False) -> tuple[np.ndarray, int]:
+def runs_by_cluster(evidence: Evidence, cluster: str, launch_order: bool = False) -> tuple[np.ndarray, int]:
     """Evidence.values laid out as (teams, clusters, runs, metrics), NaN-padded where a cluster has fewer
     units than the largest; clusters numbered by first appearance in ``evidence.units[cluster]``, units kept
-    in their order within a cluster (or sorted by seed). Returns (array, n_clusters)."""
+    in their order within a cluster (or in the order the 2022 harness launched their seeds,
+    metrics.launch_position). Returns (array, n_clusters)."""
     codes, labels = pd.factorize(evidence.units[cluster].to_numpy(), sort=False)
-    keys = (codes,) if not by_seed else (run_seeds(evidence.units), codes)
-    index = np.lexsort(keys)  # stable: by cluster, then by ``order``, then by position
+    if launch_order:
+        position = np.array([launch_position(seed) for seed in run_seeds(evidence.units)]).reshape(-1, 2)
+        keys = (position[:, 1], position[:, 0], codes)
+    else:
+        keys = (codes,)
+    index = np.lexsort(keys)  # stable: by cluster, then by launch order, then by position
     counts = np.bincount(codes, minlength=len(labels))
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
     sorted_codes = codes[index]
@@ -88,10 +95,11 @@ def nan_mean(values: np.ndarray, axis: int = -1) -> np.ndarray:
         return np.nanmean(values, axis=axis)
 
 
-def points_from_ranks(values: np.ndarray) -> np.ndarray:
-    """n − dense descending rank among the teams (axis 0), NaN where the value is NaN: the best gets n − 1
-    (pandas ``rank(method="dense", ascending=False)``, stage1.ipynb cell 12; docs/srbench.md#ranks)."""
-    n_teams = values.shape[0]
+def points_from_ranks(values: np.ndarray, n_algs: int | None = None) -> np.ndarray:
+    """n_algs − dense descending rank among the teams (axis 0), NaN where the value is NaN: the best gets
+    n_algs − 1 (pandas ``rank(method="dense", ascending=False)``, stage1.ipynb cell 12;
+    docs/srbench.md#ranks). n_algs: every team (axis 0's length) unless given."""
+    n_algs = values.shape[0] if n_algs is None else n_algs
     with np.errstate(invalid="ignore"):
         order = np.argsort(-values, axis=0, kind="stable")  # best first, NaN last
     ordered = np.take_along_axis(values, order, axis=0)
@@ -101,7 +109,7 @@ def points_from_ranks(values: np.ndarray) -> np.ndarray:
     dense[np.isnan(ordered)] = np.nan
     ranks = np.empty_like(dense)
     np.put_along_axis(ranks, order, dense, axis=0)
-    return n_teams - ranks
+    return n_algs - ranks
 
 
 def harmonic_means(ranks: np.ndarray) -> np.ndarray:
@@ -144,10 +152,11 @@ class SyntheticBoard(Board):
     Rules: the task's ``aggregate``/``profile`` first (official; default "median" with profile seed, the
     judging page), then the other of SYNTHETIC_RULES ("mean" with official2022: the 2022 notebook, which made
     the published table). A failed run (a unit with NaN values) is left out of its dataset's aggregate, as
-    2022 left out a run that did not finish (docs/srbench.md#missing-values). A unit a team's details.json
+    2022 left out a run that did not finish (docs/srbench.md#missing-values). A dataset on which a team has
+    no finished run scores 0 (seed), or, as the notebook read it, has no row (official2022): it is left out
+    of the team's mean, and n_algs counts only the teams with a finished run. A unit a team's details.json
     lacks is refused (missing_policy "refuse"): the scorer writes every run of its reference data, a failed
-    one included, so such a team was scored on other reference data. Given such evidence anyway, a dataset
-    without any run scores 0 (seed) or is left out of the team's mean (official2022), as rank_per_dataset.
+    one included, so such a team was scored on other reference data.
     """
 
     design = Design(cluster="dataset")
@@ -175,19 +184,38 @@ class SyntheticBoard(Board):
     def unit_rows(self, details: Details) -> list[dict[str, Any]]:
         return unit_table(files.details_runs(details.data, str(details.path)), self.nonfinite, SYNTHETIC_METRICS)
 
-    def scores(self, evidence: Evidence, rule: str) -> np.ndarray:
+    def dataset_scores(self, evidence: Evidence, rule: str) -> np.ndarray:
+        """(teams, datasets): each team's harmonic mean of its three ranks on each dataset (datasets in the
+        order of first appearance), NaN where the rule leaves the dataset out of the team's mean."""
         aggregate, profile = self.settings[rule]
         table, _ = runs_by_cluster(evidence, self.design.cluster)
-        present = np.any(table[..., 3] == 1.0, axis=2)  # (teams, datasets): the team has a row
-        aggregated = (nan_median if aggregate == "median" else nan_mean)(table[..., :3], axis=2)
-        aggregated = rounded_aspects(aggregated)
-        ranks = points_from_ranks(aggregated)  # (teams, datasets, 3)
-        n_teams = len(evidence.teams)
+        aspects = table[..., :3]
+        aggregated = rounded_aspects((nan_median if aggregate == "median" else nan_mean)(aspects, axis=2))
         if profile == "seed":
-            ranks = np.where(np.isnan(ranks) | ~present[..., None], 0.0, ranks)
-            return harmonic_means(ranks).mean(axis=1)
-        per_dataset = np.where(present, harmonic_means(np.nan_to_num(ranks, nan=float(n_teams))), np.nan)
-        return np.nan_to_num(nan_mean(per_dataset, axis=1), nan=0.0)  # no dataset at all: the worst, 0
+            present = np.any(table[..., 3] == 1.0, axis=2)  # (teams, datasets): the team has a row
+            ranks = points_from_ranks(aggregated)  # (teams, datasets, 3); n_algs: every team
+            return harmonic_means(np.where(np.isnan(ranks) | ~present[..., None], 0.0, ranks))
+        # official2022, stage1.ipynb: one row per finished run (cell 4 reads the result files, and a failed
+        # run wrote none), so a run without any value is no row; n_algs = df.algorithm.nunique() (cell 12)
+        finished = (table[..., 3] == 1.0) & ~np.all(np.isnan(aspects), axis=-1)  # (teams, datasets, runs)
+        has_row = finished.any(axis=2)
+        n_algs = int(has_row.any(axis=1).sum())
+        ranks = points_from_ranks(aggregated, n_algs)  # a team without a row has NaN aggregates: not ranked
+        return np.where(has_row, harmonic_means(np.nan_to_num(ranks, nan=float(n_algs))), np.nan)  # cell 14
+
+    def scores(self, evidence: Evidence, rule: str) -> np.ndarray:
+        per_dataset = self.dataset_scores(evidence, rule)
+        if self.settings[rule][1] == "seed":
+            return per_dataset.mean(axis=1)
+        return np.nan_to_num(nan_mean(per_dataset, axis=1), nan=0.0)  # cell 16; no finished run at all: 0
+
+    def paired_values(self, evidence: Evidence, rule: str) -> PairedValues:
+        """Each dataset's harmonic mean of the three ranks, whose mean over the datasets is the score."""
+        leaves_out = self.settings[rule][1] == "official2022"
+        return PairedValues(self.dataset_scores(evidence, rule), "dataset",
+                            "the harmonic mean of the team's accuracy, simplicity and property ranks on it (the "
+                            "score is their mean over the datasets" + (", a dataset without a finished run "
+                                                                       "left out" if leaves_out else "") + ")")
 
 
 # --------------------------------------------------------------------------- real-world track
@@ -195,9 +223,12 @@ class SyntheticBoard(Board):
 class RealworldBoard(Board):
     """The real-world track's ranking (docs/srbench.md#real-world-track; stage2_final_ratings.ipynb): per
     target, each team's representative run (the run whose R² is closest to the median R² of its runs, the
-    first by seed on ties), A = round(its R², 3), S = its unsimplified simplicity, T = the expert's trust
-    rating of the team's model on that target; each ranked n_algs − dense descending rank, a missing value
-    ranking 0, the harmonic mean of the three ranks, the mean over targets (higher wins).
+    first in the order the 2022 harness launched its seeds on ties, metrics.representative), A = round(its
+    R², 3), S = its unsimplified simplicity, T = the expert's trust rating of the team's model on that
+    target; each ranked n_algs − dense descending rank, the harmonic mean of the three ranks, the mean over
+    targets (higher wins). As the notebook (cell 14 skips a method whose median R² is NaN), a target on which
+    a team has no run with a finite R² is left out of its mean, and n_algs counts the teams with a
+    representative run; a team with none scores 0 (2022 left eql unranked).
 
     The trust ratings come from the CSV file the configuration's ``trust_ratings`` names, with the columns
     of expert.csv: ``task`` (the target, a dataset of datasets.json), ``method`` (the team, as the leaderboard
@@ -214,8 +245,9 @@ class RealworldBoard(Board):
     missing_policy = "refuse"  # as the synthetic track: every run is in details.json
     task = "srbench.realworld"
     rules = {"official": "the 2022 rule: the harmonic mean of the ranks of the representative run's R², its "
-                         "simplicity and the expert's trust, mean over targets",
-             "expert": "the judging page's first rule: the expert's trust rank alone, mean over targets"}
+                         "simplicity and the expert's trust, mean over the targets with a representative run",
+             "expert": "the judging page's first rule: the expert's trust rank alone, mean over the targets with a "
+                       "representative run"}
 
     def __init__(self, config: dict):
         self.nonfinite = config.get("nonfinite_predictions", "worst")
@@ -247,21 +279,33 @@ class RealworldBoard(Board):
         return Evidence(evidence.task, evidence.teams, evidence.units, evidence.metrics, values,
                         evidence.missing, evidence.reference)
 
-    def scores(self, evidence: Evidence, rule: str) -> np.ndarray:
-        table, _ = runs_by_cluster(evidence, self.design.cluster, by_seed=True)
+    def target_scores(self, evidence: Evidence, rule: str) -> np.ndarray:
+        """(teams, targets): each team's harmonic mean of its ranks on each target (the trust rank alone under
+        "expert"), NaN where the team has no representative run."""
+        table, _ = runs_by_cluster(evidence, self.design.cluster, launch_order=True)
         r2 = table[..., 0]
         finite = np.where(np.isfinite(r2), r2, np.nan)  # metrics.representative skips non-finite R²
         distance = np.abs(finite - nan_median(finite, axis=2)[..., None])
-        chosen = np.argmin(np.nan_to_num(distance, nan=np.inf), axis=2)[..., None]  # the first on ties
-        scored = np.any(np.isfinite(finite), axis=2)
+        chosen = np.argmin(np.nan_to_num(distance, nan=np.inf), axis=2)[..., None]  # the first launched on ties
+        scored = np.any(np.isfinite(finite), axis=2)  # (teams, targets): a representative run (cell 14)
         aspects = np.stack([np.take_along_axis(r2, chosen, axis=2)[..., 0],
                             np.take_along_axis(table[..., 1], chosen, axis=2)[..., 0],
                             nan_mean(table[..., 2], axis=2)], axis=-1)  # trust: one value per (team, target)
-        aspects[..., :2] = np.where(scored[..., None], aspects[..., :2], np.nan)
-        ranks = np.nan_to_num(points_from_ranks(rounded_aspects(aspects)), nan=0.0)  # profile seed
-        if rule == "expert":
-            return ranks[..., 2].mean(axis=1)
-        return harmonic_means(ranks).mean(axis=1)
+        aspects = np.where(scored[..., None], aspects, np.nan)
+        n_algs = int(scored.any(axis=1).sum())  # cell 23: df_final.algorithm.nunique()
+        ranks = np.nan_to_num(points_from_ranks(rounded_aspects(aspects), n_algs), nan=0.0)
+        per_target = ranks[..., 2] if rule == "expert" else harmonic_means(ranks)
+        return np.where(scored, per_target, np.nan)
+
+    def scores(self, evidence: Evidence, rule: str) -> np.ndarray:
+        return np.nan_to_num(nan_mean(self.target_scores(evidence, rule), axis=1), nan=0.0)  # cell 25
+
+    def paired_values(self, evidence: Evidence, rule: str) -> PairedValues:
+        """Each target's harmonic mean of the ranks (the trust rank under "expert"): the score is their mean."""
+        what = ("the expert's trust rank" if rule == "expert" else
+                "the harmonic mean of the ranks of the representative run's R², its simplicity and the trust")
+        return PairedValues(self.target_scores(evidence, rule), "target",
+                            f"{what} on it (the score is their mean over the targets with a representative run)")
 
 
 def final_board(task: str, config: dict) -> Board | None:

@@ -267,16 +267,22 @@ def rank_per_dataset(results, aggregate: str = "median", profile: str | None = N
     """Per (algorithm, dataset): the aggregates, the three ranks and their harmonic mean ``hmean``.
 
     results:   a pandas DataFrame, one row per run with columns algorithm, dataset, run, r2_test,
-               simplicity, property (NaN where a run has no value).
+               simplicity, property (NaN where a run has no value; a failed run has none).
     aggregate: "median" (the written rules) or "mean" (the 2022 code).
     profile:   missing-value rules (docs/srbench.md#missing-values); default "official2022" for mean,
-               "seed" for median. official2022: a NaN aggregate has a NaN rank that counts as n_algs inside
-               hmean, and a method without runs on a dataset has no row for it. seed: NaN ranks are 0 and a
-               method without runs on a dataset (of ``datasets``, default all in results) gets a row of zeros.
+               "seed" for median. official2022, as stage1.ipynb: a failed run (no value at all) has no row,
+               as 2022 read one file per finished run (cell 4); a method without a finished run on a dataset
+               has no row for it (its final score averages its other datasets), n_algs counts the methods
+               with a finished run (cell 12), and a NaN aggregate has a NaN rank that counts as n_algs inside
+               hmean (cell 14). seed: n_algs counts every method, NaN ranks are 0 and a method without runs
+               on a dataset (of ``datasets``, default all in results) gets a row of zeros.
     """
     import pandas as pd
 
     profile = _check_results(results, aggregate, profile)
+    if profile == "official2022":
+        values = results[["r2_test", "simplicity", "property"]].apply(pd.to_numeric, errors="coerce")
+        results = results[values.notna().any(axis=1)]
     table = aggregate_runs(results, aggregate)
     algorithms = list(dict.fromkeys(results["algorithm"]))
     n_algs = len(algorithms)
@@ -297,13 +303,17 @@ def rank_per_dataset(results, aggregate: str = "median", profile: str | None = N
     return table.sort_values(["algorithm", "dataset"], kind="stable").reset_index(drop=True)
 
 
-def final_scores(per_dataset):
+def final_scores(per_dataset, algorithms=None):
     """Per algorithm: ``score`` = mean of hmean over its datasets, and ``n_datasets``; best first
-    (docs/srbench.md#harmonic-mean-and-final-score)."""
+    (docs/srbench.md#harmonic-mean-and-final-score). ``algorithms``: every method to list; one without a
+    row (official2022: no finished run at all, which 2022 left unranked) scores 0, the worst, on 0 datasets."""
     import pandas as pd
 
     grouped = per_dataset.groupby("algorithm", sort=False)["hmean"]
     table = pd.DataFrame({"score": grouped.mean(), "n_datasets": grouped.size()})
+    unranked = [a for a in dict.fromkeys(algorithms if algorithms is not None else []) if a not in table.index]
+    if unranked:
+        table = pd.concat([table, pd.DataFrame({"score": 0.0, "n_datasets": 0}, index=unranked)])
     table = table.sort_values("score", ascending=False, kind="stable")
     table.index.name = "algorithm"
     return table
@@ -314,7 +324,7 @@ def rank_methods(results, aggregate: str = "median", profile: str | None = None,
     mean over datasets of the harmonic mean of the accuracy, simplicity and property ranks) and
     ``n_datasets``, best first. See rank_per_dataset for the arguments; aggregate="mean" reproduces the
     2022 notebook."""
-    return final_scores(rank_per_dataset(results, aggregate, profile, datasets))
+    return final_scores(rank_per_dataset(results, aggregate, profile, datasets), results["algorithm"])
 
 
 def head_to_head(mine: float | None, linear: float) -> float:
@@ -326,18 +336,34 @@ def head_to_head(mine: float | None, linear: float) -> float:
     return 0.0 if a == b else (-1.0 if a > b else 1.0)
 
 
+#: The algorithm seeds of the 2022 harness in the order it launched a method's runs: ``analyze.py`` takes
+#: ``random_state = SEEDS[t]`` for t = 0 .. n_trials - 1 from ``seeds.py``, and stage 2 ran 10 trials
+#: (``submit_stage2.sh``: ``-n_trials 10``). The real-world track's runs are these ten seeds.
+HARNESS_SEEDS = (24305, 8356, 16130, 24399, 2804, 32373, 25941, 8068, 32163, 19397)
+
+
+def launch_position(seed) -> tuple[int, float]:
+    """A run's place in the order the 2022 harness launched the runs (HARNESS_SEEDS), a seed outside it
+    after them by value: the order of the runs when the representative run is chosen."""
+    if seed in HARNESS_SEEDS:
+        return HARNESS_SEEDS.index(seed), 0.0
+    return len(HARNESS_SEEDS), float(seed) if seed is not None else math.inf
+
+
 def representative(runs: list[dict]) -> dict | None:
-    """The run whose R² is closest to the median R² of the runs, the first such run on ties
-    (docs/srbench.md#real-world-track); None when no run has a finite R²."""
+    """The run whose R² is closest to the median R² of the runs (|R² − median| as pandas computes it, the
+    median of an even count being the mean of the two middle values), the first in launch order on ties
+    (launch_position; docs/srbench.md#the-representative-run); None when no run has a finite R²."""
     scored = [r for r in runs if r.get("r2_test") is not None and math.isfinite(r["r2_test"])]
     if not scored:
         return None
     median = float(np.median([r["r2_test"] for r in scored]))
-    return min(scored, key=lambda r: abs(r["r2_test"] - median))
+    return min(scored, key=lambda r: (abs(r["r2_test"] - median), launch_position(r.get("seed"))))
 
 
 __all__ = ["CanonicalModel", "canonicalize", "complexity", "simplicity",
            "simplicity_from_nodes", "symbolic_equivalence", "feature_absence_score", "r2_score",
            "compile_model", "predictions_problem", "SIMPLIFY_TIME_LIMIT",
            "aggregate_runs", "harmonic_mean_of_ranks", "rank_per_dataset", "final_scores", "rank_methods",
-           "head_to_head", "representative", "RESULT_COLUMNS", "PROFILES", "AGGREGATES"]
+           "head_to_head", "representative", "launch_position", "HARNESS_SEEDS", "RESULT_COLUMNS", "PROFILES",
+           "AGGREGATES"]

@@ -201,11 +201,11 @@ class SyntheticTask(ModelsTask):
         frame = pd.DataFrame(reference["pool"] + rows, columns=list(files.POOL_COLUMNS))
         per_dataset = rank_per_dataset(frame, aggregate=config["aggregate"], profile=config["profile"],
                                        datasets=list(reference["specs"]))
-        final = final_scores(per_dataset)
-        mine = per_dataset[per_dataset["algorithm"] == files.SUBMISSION]
+        final = final_scores(per_dataset, frame["algorithm"])
+        mine = per_dataset[per_dataset["algorithm"] == files.SUBMISSION]  # official2022: its finished datasets
         scores = {
             "score": float(final.loc[files.SUBMISSION, "score"]),
-            "mean_r2": float(np.mean(clamp_r2(mine["r2"]))),
+            "mean_r2": float(np.mean(clamp_r2(mine["r2"]))) if len(mine) else R2_FLOOR,
             "mean_simplicity": finite_mean(mine["simplicity"], empty=0.0),
             "mean_property": finite_mean(mine["property"], empty=0.0),
             "pool_position": float(list(final.index).index(files.SUBMISSION) + 1),

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..board import Board, Design, Evidence
+from ..board import Board, Design, Evidence, PairedValues
 from ..errors import ReferenceDataError
 from ..formats.details import Details
 from . import metrics
@@ -35,12 +35,17 @@ OFFICIAL_LIMITS = tuple(time_limit_group(seconds) for seconds in (20, 1200, 3600
 BEST_KNOWN_METRICS = ["score", "log10_value", "best_log10", "trivial_log10"]
 
 
+def limit_weight(label: str, weights: dict[float, float]) -> float:
+    """A time limit's weight in ``weights`` (a limit without one, or no time limit, weighs 1)."""
+    seconds = group_seconds(label)
+    return weights.get(seconds, 1.0) if seconds is not None else 1.0
+
+
 def weighted_mean(limit_scores: dict[str, np.ndarray], weights: dict[float, float]) -> np.ndarray:
     """sum_t w_t S_t / sum_t w_t over the time limits present (a limit without a weight weighs 1)."""
     total, weight = 0.0, 0.0
     for label, scores in limit_scores.items():
-        seconds = group_seconds(label)
-        w = weights.get(seconds, 1.0) if seconds is not None else 1.0
+        w = limit_weight(label, weights)
         total, weight = total + w * scores, weight + w
     return total / weight
 
@@ -147,6 +152,30 @@ class UAIBoard(Board):
             # a time limit the evidence lacks ranks nobody: every team gets the worst score, 0
             return limits.get(rule, np.zeros(len(evidence.teams)))
         raise ValueError(f"{self.task}: unknown rule {rule!r}; known: {sorted(self.rules)}")
+
+    def paired_values(self, evidence: Evidence, rule: str) -> PairedValues:
+        """Each (instance, time limit)'s share of the rule's score: its score after the fold (0 when
+        unanswered) times N w_t / (W n_t), w_t the rule's weight of its time limit t, n_t the units under t,
+        W and N the sums of w_t and n_t over the time limits the rule weighs; their mean is the score. A time
+        limit the rule does not weigh (another one's rule) is left out (NaN)."""
+        score = _metric(evidence, "score")
+        score = np.where(np.isnan(score), 0.0, score)
+        labels = evidence.units["time_limit"].astype(str).to_numpy() if "time_limit" in evidence.units \
+            else np.full(score.shape[1], "")
+        names, counts = np.unique(labels, return_counts=True)
+        if rule in ("official", "draft_1_2_3"):
+            table = OFFICIAL_WEIGHTS if rule == "official" else DRAFT_WEIGHTS
+            weight = {n: limit_weight(n, table) for n in names}
+        else:
+            weight = {n: 1.0 if n == rule else 0.0 for n in names}
+        total = sum(weight[n] for n in names)
+        weighed = sum(count for n, count in zip(names, counts) if weight[n] > 0)
+        unit_weight = np.array([weighed * weight[n] / (total * count) for n, count in zip(names, counts)])
+        factor = unit_weight[np.searchsorted(names, labels)]
+        shares = np.where(factor > 0, score * factor, np.nan)
+        return PairedValues(shares, "instance and time limit",
+                            "its score after the fold with every team's best answers (0 when unanswered), "
+                            "weighted as the rule weighs its time limit: N w_t / (W n_t) (the score is their mean)")
 
 
 def limit_means(evidence: Evidence) -> dict[str, np.ndarray]:

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ..board import Board, Design, Evidence
+from ..board import Board, Design, Evidence, PairedValues
 from ..errors import ReferenceDataError, SubmissionError
 from ..formats.details import Details
 from . import files, metrics
@@ -67,6 +67,12 @@ class Phase1Board(Board):
             raise ValueError(f"unknown rule {rule!r}; known: {list(self.rules)}")
         values = evidence.values[:, _scoring_order(evidence), evidence.metrics.index("score")]
         return np.array([metrics.floored_mean(np.ascontiguousarray(team)) for team in values])
+
+    def paired_values(self, evidence: Evidence, rule: str) -> PairedValues:
+        """Each map's score s_i, whose mean (floored) is the score; −inf for a non-finite answer."""
+        return PairedValues(evidence.values[:, :, evidence.metrics.index("score")], "map",
+                            "its score s_i (the score is their mean, floored at −10⁶; a non-finite answer's s_i "
+                            "is −∞, the worst)")
 
 
 class Phase2Board(Board):
@@ -133,6 +139,25 @@ class Phase2Board(Board):
         ranked = evidence.values[:, :, evidence.metrics.index("ood_score")]
         tpr = np.array([metrics.tpr_at_low_fpr(labels, team) for team in ranked])
         return np.nan_to_num(tpr, nan=0.0)
+
+    def paired_values(self, evidence: Evidence, rule: str) -> PairedValues:
+        """log-likelihood: each map's term, whose mean is the score. TPR: each out-of-distribution map's
+        share of the TPR (metrics.tpr_credits: the share of the 100 false positive rates at which the team's
+        ROC on the full data counts the map detected), whose mean over those maps is the score; the
+        in-distribution maps set the ROC's thresholds and have no share, so they are not compared (NaN)."""
+        if rule == "log-likelihood":
+            return PairedValues(evidence.values[:, :, evidence.metrics.index("log_likelihood")], "map",
+                                "its log-likelihood, ln of the probability given to its true class, clipped "
+                                "(the score is their mean)")
+        labels = evidence.units[LABEL].to_numpy(dtype=int)
+        shares = np.full((len(evidence.teams), labels.size), np.nan)
+        for team, ranked in enumerate(evidence.values[:, :, evidence.metrics.index("ood_score")]):
+            shares[team, labels == 1] = metrics.tpr_credits(labels, ranked)
+        return PairedValues(shares, "out-of-distribution map",
+                            "its share of the TPR: the share of the 100 false positive rates at which the team's "
+                            "ROC on the full data counts it detected, interpolated as the ROC is (the score is "
+                            "their mean; the in-distribution maps only set the ROC's thresholds and are not "
+                            "compared)")
 
 
 def scored_instances(details: Details) -> list:

@@ -203,6 +203,42 @@ def tpr_at_low_fpr(is_ood, ood_scores, fpr_min: float = 1e-3, fpr_max: float = 0
 
     The ROC points are scikit-learn's, computed in numpy (see :func:`roc`).
     """
+    y, scores, grid = _tpr_arguments(is_ood, ood_scores, fpr_min, fpr_max, n_points)
+    if y.size == 0 or y.min() == y.max():
+        return float("nan")
+    fpr, tpr = roc(y, scores)
+    return float(np.mean(np.interp(grid, fpr, tpr)))
+
+
+def tpr_credits(is_ood, ood_scores, fpr_min: float = 1e-3, fpr_max: float = 0.05,
+                n_points: int = 100) -> np.ndarray:
+    """Each out-of-distribution map's share of :func:`tpr_at_low_fpr`, in the order of the OoD maps: their
+    mean is the TPR score (to rounding). With the ROC's thresholds fixed by the data given,
+
+        TPR(FPR_k) = sum_j w_kj tpr_j  (numpy interp is linear in the ROC's tpr values),
+        tpr_j = (1/P) sum_{i OoD} [s_i >= theta_j],
+        so  score = (1/P) sum_{i OoD} c_i,   c_i = (1/n) sum_k sum_j w_kj [s_i >= theta_j],
+
+    c_i in [0, 1] being the share of the n false positive rates at which map i counts as detected (a map on
+    the interpolated segment counting the interpolated fraction). The in-distribution maps set the
+    thresholds theta_j and have no share. NaN for every map when is_ood holds a single class.
+    """
+    y, scores, grid = _tpr_arguments(is_ood, ood_scores, fpr_min, fpr_max, n_points)
+    ood = scores[y == 1]
+    if y.size == 0 or y.min() == y.max():
+        return np.full(ood.size, np.nan)
+    fpr, _, thresholds = roc_points(y, scores)
+    # interp's value at x reads the two points around x only: each point's mean weight over the grid
+    # from interp on that point's indicator vector, for the points some grid value reads
+    around = np.searchsorted(fpr, grid, side="right") - 1
+    weights = np.zeros(fpr.size)
+    for point in np.unique(np.clip(np.r_[around, around + 1], 0, fpr.size - 1)):
+        weights[point] = np.mean(np.interp(grid, fpr, np.eye(1, fpr.size, point)[0]))
+    return (ood[:, None] >= thresholds[None, :]) @ weights
+
+
+def _tpr_arguments(is_ood, ood_scores, fpr_min, fpr_max, n_points) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The checked labels and scores, and the grid of false positive rates."""
     y, scores = _labels("is_ood", is_ood), _vector("ood_scores", ood_scores)
     _same_length("is_ood", y, "ood_scores", scores)
     _check_finite_vector("ood_scores", scores)
@@ -210,11 +246,7 @@ def tpr_at_low_fpr(is_ood, ood_scores, fpr_min: float = 1e-3, fpr_max: float = 0
         raise ValueError(f"need 0 < fpr_min < fpr_max <= 1, got fpr_min={fpr_min!r}, fpr_max={fpr_max!r}")
     if int(n_points) != n_points or n_points < 1:
         raise ValueError(f"n_points must be a positive integer, got {n_points!r}")
-    if y.size == 0 or y.min() == y.max():
-        return float("nan")
-    fpr, tpr = roc(y, scores)
-    grid = np.logspace(np.log10(fpr_min), np.log10(fpr_max), int(n_points))
-    return float(np.mean(np.interp(grid, fpr, tpr)))
+    return y, scores, np.logspace(np.log10(fpr_min), np.log10(fpr_max), int(n_points))
 
 
 def roc(is_ood: np.ndarray, ood_scores: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -228,13 +260,21 @@ def roc(is_ood: np.ndarray, ood_scores: np.ndarray) -> tuple[np.ndarray, np.ndar
     Computed in numpy because importing scikit-learn costs over a second of the scorer's 1.5 s budget;
     tests check these points against ``sklearn.metrics.roc_curve`` element for element, ties included.
     """
+    fpr, tpr, _ = roc_points(is_ood, ood_scores)
+    return fpr, tpr
+
+
+def roc_points(is_ood: np.ndarray, ood_scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(fpr, tpr, thresholds) of :func:`roc`: a map counts at a point when its score is at least the
+    point's threshold (+inf for the first point, as scikit-learn's)."""
     order = np.argsort(-np.asarray(ood_scores, dtype=np.float64), kind="stable")
     labels, scores = np.asarray(is_ood, dtype=np.float64)[order], np.asarray(ood_scores)[order]
     block_ends = np.r_[np.flatnonzero(scores[1:] != scores[:-1]), scores.size - 1]
     tps = np.cumsum(labels)[block_ends]
     fps = (block_ends + 1) - tps
+    thresholds = scores[block_ends].astype(np.float64)
     if tps.size > 2:
         keep = np.r_[True, (np.diff(fps, 2) != 0) | (np.diff(tps, 2) != 0), True]
-        tps, fps = tps[keep], fps[keep]
-    tps, fps = np.r_[0.0, tps], np.r_[0.0, fps]
-    return fps / fps[-1], tps / tps[-1]
+        tps, fps, thresholds = tps[keep], fps[keep], thresholds[keep]
+    tps, fps, thresholds = np.r_[0.0, tps], np.r_[0.0, fps], np.r_[np.inf, thresholds]
+    return fps / fps[-1], tps / tps[-1], thresholds
