@@ -3,7 +3,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install data demo screenshots test test-taurex test-codabench test-image test-wheel wheel bundle logo image bench clean
+.PHONY: install data demo screenshots test test-taurex test-codabench test-image image-env test-wheel wheel bundle logo image bench clean
 
 ## The Python of Codabench's stock image, codalab/codalab-legacy:py312: python3.12 on PATH when it runs,
 ## else the newest 3.12 in pyenv's versions folder (or PYTHON312=...).
@@ -134,6 +134,10 @@ $(IMAGE_STAMP): Makefile
 	$(IMAGE_VENV)/bin/pip install -q $(IMAGE_PACKAGES)
 	$(call check_pins,$(IMAGE_VENV),$(IMAGE_PACKAGES))
 	touch $@
+
+## image-env: only the environment of test-image, .venv-image: what `codascore worker` runs the stock image's
+## steps under, in its bubblewrap sandbox (docs/worker.md#where-a-step-runs)
+image-env: $(IMAGE_STAMP)
 
 test-image: export CODASCORE_BUNDLE_SEED := 271828182845904523536028747135266249775
 test-image: data $(IMAGE_STAMP)

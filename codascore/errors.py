@@ -15,6 +15,9 @@ None reaches Codabench or a user as a traceback::
     ├── PackError                  codascore pack cannot pack a code submission (pip, hashes, size, import)
     ├── JudgeError                 the final judgement cannot be set up (reference data, cluster file,
     │                              results database): an organiser's error, exit 2
+    ├── WorkerError                codascore worker cannot start or go on (nothing isolates a step, an
+    │   │                          environment missing, the broker refusing its user): exit 2
+    │   └── MessageError           a message on the queue that is not a job the worker can read
     ├── PlatformError              a Codabench site refused or failed a request (codascore.platform)
     │   ├── PlatformAuthError      the token or the login was refused, or the caller may not do this: exit 1
     │   ├── NotCodabenchError      the URL answers, but not as a Codabench site: exit 1
@@ -97,6 +100,15 @@ class RunnerError(CodascoreError):
 class JudgeError(CodascoreError):
     """The final judgement cannot be set up or go on: missing reference data, a bad cluster file, a results
     database of another task. An organiser's error: ``codascore judge`` exits 2."""
+
+
+class WorkerError(CodascoreError):
+    """``codascore worker`` cannot start or go on: no bubblewrap and no container engine to isolate a step, an
+    image's environment missing, a broker that refuses the user or the virtual host. Exit 2."""
+
+
+class MessageError(WorkerError):
+    """A message on the compute worker's queue that is not a compute_worker_run job this worker can read."""
 
 
 class UnsafeArchiveError(CodascoreError, ValueError):

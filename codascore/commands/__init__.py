@@ -15,9 +15,10 @@ from .programs import Ingest, Score
 from .reference import BuildReference, Reference
 from .run import Run
 from .validate import Validate
+from .worker import Worker
 
 #: The core verbs, in the order the help lists them.
 COMMANDS: tuple[type[Command], ...] = (Score, Ingest, Run, Validate, Pack, Reference, BuildReference, Demo,
-                                       Bundle, Check, Judge, Leaderboard, Upload, Fetch, Rerun)
+                                       Bundle, Check, Judge, Leaderboard, Upload, Fetch, Rerun, Worker)
 
 __all__ = ["COMMANDS", "Command", "Group", "Parser"]

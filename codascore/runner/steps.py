@@ -20,6 +20,7 @@ import dataclasses
 import os
 import shlex
 import shutil
+import threading
 from pathlib import Path
 
 import yaml
@@ -95,18 +96,30 @@ class Observer:
 
 
 def prepare_prediction(layout: TaskLayout, submission: Path, run_dir: Path, max_submission_bytes: int) -> Step:
-    """The prediction step: /app/program, /app/output, /app/data (read-only), /app/input_data when the task
-    has input data, /app/ingested_program for the ingestion program; no /app/shared. The submission is
-    placed first: SubmissionError when it cannot be (a refused archive, an unreadable metadata.yaml)."""
+    """The prediction step of a local run: the submission placed first (SubmissionError when it cannot be: a
+    refused archive, an unreadable metadata.yaml), the input data and ingestion program delivered as the
+    worker gets them, then :func:`prediction_step`."""
+    folder = run_dir / "prediction"
+    place_submission(submission, folder / "ingested_program", max_submission_bytes)
+    if layout.input_data:
+        materialise(zips.folder_zip(layout.input_data), folder / "input_data")
+    if layout.ingestion_program is not None:
+        materialise(program_folder_zip(layout.ingestion_program), folder / "program")
+    return prediction_step(run_dir, layout.time_limit)
+
+
+def prediction_step(run_dir: Path, time_limit: float) -> Step:
+    """The prediction step of a run folder whose prediction/ holds what the worker received: the submission
+    in ingested_program/, and when the task has them the ingestion program in program/ and the input data in
+    input_data/. Mounts: /app/program, /app/output, /app/data (read-only), /app/input_data when there is
+    input data, /app/ingested_program for the ingestion program; no /app/shared."""
     folder, logs = run_dir / "prediction", run_dir / "logs"
     submission_dir, output, data = folder / "ingested_program", folder / "output", folder / "data"
     for made in (output, data, logs):
         made.mkdir(parents=True, exist_ok=True)
-    place_submission(submission, submission_dir, max_submission_bytes)
     submission_command = read_command(submission_dir)
     common = (Mount(output, "/app/output"), Mount(data, "/app/data", read_only=True))
-    if layout.input_data:
-        materialise(zips.folder_zip(layout.input_data), folder / "input_data")
+    if (folder / "input_data").is_dir():
         common += (Mount(folder / "input_data", "/app/input_data"),)
     programs = []
     if submission_command is None:  # a results submission: the worker copies it into the output (res/)
@@ -115,13 +128,12 @@ def prepare_prediction(layout: TaskLayout, submission: Path, run_dir: Path, max_
         programs.append(Program("program", submission_command, (Mount(submission_dir, "/app/program"), *common),
                                 logs / "prediction",
                                 f"[prediction] running the submission's own command: {submission_command}"))
-    if layout.ingestion_program is not None:
-        materialise(program_folder_zip(layout.ingestion_program), folder / "program")
+    if (folder / "program").is_dir():
         command = program_command(folder / "program", "ingestion program")
         mounts = (Mount(folder / "program", "/app/program"), Mount(submission_dir, "/app/ingested_program"))
         programs.append(Program("ingestion", command, (*mounts, *common), logs / "ingestion",
                                 f"[prediction] ingestion program: {command}"))
-    return Step("prediction", folder, tuple(programs), layout.time_limit, output)
+    return Step("prediction", folder, tuple(programs), time_limit, output)
 
 
 def prediction_stop(prediction: StepRun) -> str:
@@ -141,22 +153,31 @@ def push_prediction_output(prediction: StepRun) -> None:
 
 
 def prepare_scoring(layout: TaskLayout, run_dir: Path) -> Step:
-    """The scoring step: /app/program, /app/input (ref/ and res/, the prediction's output), /app/output,
-    /app/shared, /app/data (read-only)."""
+    """The scoring step of a local run: the scoring program, the reference data (with the layout's task.yaml
+    values over its own) and the prediction's output delivered as the worker gets them, then
+    :func:`scoring_step`."""
     folder = run_dir / "scoring"
     materialise(program_folder_zip(layout.scoring_program), folder / "program")
     materialise(zips.folder_zip(layout.reference_data), folder / "input" / "ref")
     if layout.reference_config:
         override_task_yaml(folder / "input" / "ref" / "task.yaml", layout.reference_config)
     materialise(zips.folder_zip(run_dir / "prediction" / "output"), folder / "input" / "res")
-    for name in ("output", "shared", "data"):
-        (folder / name).mkdir()
-    command = program_command(folder / "program", f"scoring program {layout.scoring_program.name}")
+    return scoring_step(run_dir, layout.time_limit, f"scoring program {layout.scoring_program.name}")
+
+
+def scoring_step(run_dir: Path, time_limit: float, what: str = "scoring program") -> Step:
+    """The scoring step of a run folder whose scoring/ holds the scoring program in program/ and its input in
+    input/ref and input/res. Mounts: /app/program, /app/input, /app/output, /app/shared, /app/data
+    (read-only). RunnerError naming what when the program has no command."""
+    folder = run_dir / "scoring"
+    for made in (folder / "output", folder / "shared", folder / "data", run_dir / "logs"):
+        made.mkdir(parents=True, exist_ok=True)
+    command = program_command(folder / "program", what)
     mounts = (Mount(folder / "program", "/app/program"), Mount(folder / "input", "/app/input"),
               Mount(folder / "output", "/app/output"), Mount(folder / "shared", "/app/shared"),
               Mount(folder / "data", "/app/data", read_only=True))
     program = Program("program", command, mounts, run_dir / "logs" / "scoring", f"[scoring] {command}")
-    return Step("scoring", folder, (program,), layout.time_limit, folder / "output")
+    return Step("scoring", folder, (program,), time_limit, folder / "output")
 
 
 def override_task_yaml(path: Path, values: dict) -> None:
@@ -173,8 +194,10 @@ def run_step(container: containers.Container, step: Step, observer: Observer) ->
         for program in step.programs:
             out, err = open(program.stdout, "wb"), open(program.stderr, "wb")
             files += [out, err]
-            running[program.name] = container.start(shlex.split(program.command), list(program.mounts),
-                                                    f"codascore-{os.getpid()}-{step.name}-{program.name}", out, err)
+            # the thread in the name: a worker runs several jobs' steps at once, each its own container
+            name = f"codascore-{os.getpid()}-{threading.get_ident()}-{step.name}-{program.name}"
+            running[program.name] = container.start(shlex.split(program.command), list(program.mounts), name,
+                                                    out, err)
         observer.started(step)
         codes, elapsed, exceeded = containers.wait_all(container, running, step.time_limit, on_poll=observer.poll)
     except BaseException:
