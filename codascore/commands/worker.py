@@ -73,7 +73,7 @@ class Worker(Command):
         if args.jobs < 1 or args.retries < 0 or (args.max_jobs is not None and args.max_jobs < 1) \
                 or args.grace < 0 or args.cores <= 0:
             raise UsageError("--jobs, --max-jobs and --cores must be positive, --retries and --grace 0 or more")
-        from ..worker import environments, parse_images, serve
+        from ..worker import parse_images, serve, serving_environments
 
         memory = None
         if args.memory:
@@ -83,7 +83,7 @@ class Worker(Command):
                 memory = parse_bytes(args.memory)
             except ValueError:
                 raise UsageError(f"--memory {args.memory}: a size such as 4GiB or 500MB") from None
-        where = environments(args.engine, parse_images(args.image), not args.no_network,
+        where = serving_environments(args.engine, parse_images(args.image), not args.no_network,
                              Path(args.root) if args.root else None)
         serve(broker, Path(args.dir), where, jobs=args.jobs, scheduler=args.scheduler,
               cluster_file=Path(args.cluster) if args.cluster else None, cores=args.cores, memory=memory,

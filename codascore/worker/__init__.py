@@ -22,12 +22,12 @@ from typing import Callable, Iterator
 
 from ..errors import JudgeError, WorkerError
 from .consumer import Consumer, Summary
-from .environments import STOCK_IMAGE, Environments, environments, parse_images
+from .environments import STOCK_IMAGE, Environments, parse_images, serving_environments
 from .job import Workplace
 from .log import Redactor, terminal, worker_log
 from .slots import ClusterSlots, LocalSlots
 
-__all__ = ["STOCK_IMAGE", "Environments", "Summary", "environments", "parse_images", "serve"]
+__all__ = ["STOCK_IMAGE", "Environments", "Summary", "parse_images", "serve", "serving_environments"]
 
 
 def serve(broker_url: str, folder: Path, environment: Environments, *, jobs: int = 1, scheduler: str | None = None,
@@ -38,7 +38,7 @@ def serve(broker_url: str, folder: Path, environment: Environments, *, jobs: int
     ended); how it went.
 
     folder: the worker's folder (worker.log, the jobs' run folders, the data cache); on a cluster, a folder
-    the nodes see too. environment: where steps run (:func:`environments`). jobs: steps at once on this
+    the nodes see too. environment: where steps run (:func:`serving_environments`). jobs: steps at once on this
     machine; or scheduler (a Dask scheduler's address) or cluster_file (the judge's cluster files) to run each
     step as a unit asking cores and memory (bytes), retried retries times when the cluster loses it.
     grace: seconds the running jobs have to finish once a stop is asked, before they are given back. keep:

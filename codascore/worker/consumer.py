@@ -175,6 +175,8 @@ class Consumer:
         """Read a message's job and start it (a copy of a job this worker runs waits for it to end); a
         message that is no job of ours is acknowledged and dropped, as a Celery worker drops it."""
         self.taken += 1
+        if self.max_jobs is not None and self.taken >= self.max_jobs:
+            self.request_stop(f"--max-jobs {self.max_jobs} taken", grace=False)
         try:
             body = message.decode()
             job = read_job(run_args_of(body, message.headers), message.headers, message.delivery_info.get("redelivered"))
@@ -183,13 +185,10 @@ class Consumer:
             message.ack()
             return
         held = Held(job, message, self.generation)
-        self.place.redactor.add(job.secret)
         self.place.log.info("%s: taken from the queue", job.name)
         self.held[id(held)] = held
         if not self.running_copy(held):
             self.start(held)
-        if self.max_jobs is not None and self.taken >= self.max_jobs:
-            self.request_stop(f"--max-jobs {self.max_jobs} taken", grace=False)
 
     def running_copy(self, held: Held) -> bool:
         return any(other is not held and other.job.key == held.job.key and other.thread is not None

@@ -71,7 +71,7 @@ def parse_images(values: list[str]) -> dict[str, str]:
     return pythons
 
 
-def environments(engine: str = "bwrap", images: dict[str, str] | None = None, network: bool = True,
+def serving_environments(engine: str = "bwrap", images: dict[str, str] | None = None, network: bool = True,
                  root: Path | None = None) -> Environments:
     """The worker's environments, checked: bubblewrap must work here (or the engine answer), and each
     image's interpreter run. Without images, the stock image is served by root's .venv-image (root: the

@@ -110,6 +110,7 @@ class JobRun:
 
     def __init__(self, job: Job, place: Workplace, stop: threading.Event | None = None):
         self.job, self.place, self.stop = job, place, stop or threading.Event()
+        place.redactor.add(job.secret)  # the consumer takes it out once it has told the job's end
         self.site = JobSite(job.api_url, job.submission_id, job.secret)
         self.log = place.log
         self.started = time.monotonic()
