@@ -86,10 +86,11 @@ test-taurex: data $(TAUREX_STAMP)
 	$(TAUREX_VENV)/bin/python -m pytest -q -p no:cacheprovider -m taurex
 
 ## test-codabench: the tests against the real Codabench site (tests/codabench_site.py): the unmodified source
-## snapshot of ../shared/codabench run on this machine (PostgreSQL and Redis from Debian, moto's S3 server,
-## its locked packages under Python 3.13 in .venv-codabench, built once per snapshot like .venv-image), on
-## free ports of 127.0.0.1; the site is stopped even when a test fails. The bundles uploaded are `make
-## bundle`'s, built with test-image's public seed into build/codabench-bundles.
+## snapshot of ../shared/codabench run on this machine (PostgreSQL, Redis and RabbitMQ, its broker, from
+## Debian, moto's S3 server, its locked packages under Python 3.13 in .venv-codabench, built once per
+## snapshot like .venv-image), on free ports of 127.0.0.1; the site is stopped even when a test fails. The
+## bundles uploaded are `make bundle`'s, built with test-image's public seed into build/codabench-bundles;
+## codascore worker serves their queues with the stock image's environment, .venv-image (tests/test_worker_site.py).
 CODABENCH_SHARED   ?= ../shared/codabench
 CODABENCH_SNAPSHOT := $(wildcard $(CODABENCH_SHARED)/codabench-*.tar.gz)
 CODABENCH_VENV     := .venv-codabench
@@ -104,7 +105,7 @@ $(CODABENCH_STAMP): $(CODABENCH_SNAPSHOT) tests/codabench_site.py
 	touch $@
 
 test-codabench: export CODASCORE_BUNDLE_SEED := 271828182845904523536028747135266249775
-test-codabench: $(STAMP) $(CODABENCH_STAMP)
+test-codabench: $(STAMP) $(CODABENCH_STAMP) $(IMAGE_STAMP)
 	$(BIN)/codascore bundle --out $(CODABENCH_BUNDLES) --check
 	$(BIN)/python tests/codabench_site.py start --dir $(CODABENCH_SITE) --snapshot $(CODABENCH_SNAPSHOT) \
 	  --venv $(CODABENCH_VENV) > /dev/null

@@ -35,7 +35,7 @@ pytest.importorskip("kombu")
 
 from kombu import Connection, Producer  # noqa: E402
 
-from codascore import cli, containers  # noqa: E402
+from codascore import cli, containers, zips  # noqa: E402
 from codascore.errors import MessageError, WorkerError  # noqa: E402
 from codascore.worker import consumer as consumer_module  # noqa: E402
 from codascore.worker import environments as environments_module  # noqa: E402  (the module)
@@ -189,11 +189,7 @@ Path(sys.argv[2], "detailed_results.html").write_text("<html>page</html>")
 
 
 def zipped(files: dict[str, str]) -> bytes:
-    buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, text in files.items():
-            archive.writestr(name, text)
-    return buffer.getvalue()
+    return zips.zip_bytes((name, text.encode()) for name, text in files.items())
 
 
 class StandInSite(http.server.ThreadingHTTPServer):

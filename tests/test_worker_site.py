@@ -41,6 +41,7 @@ import yaml
 from codabench_fixture import SITE_SCRIPT, codabench_site, http  # noqa: F401  (the fixture)
 from slurm_fixture import slurm_cluster  # noqa: F401  (the fixture)
 from test_codabench_site import made_bundles, zip_sample  # noqa: F401  (the fixture)
+from test_runner_hostile import processes_with
 
 pytestmark = pytest.mark.codabench
 pytest.importorskip("kombu")
@@ -245,19 +246,6 @@ def assert_as_run(site, submission: dict, run_dir: Path, run_code: int, code: bo
     assert same(held["output"]["details.json"]) == same((output / "details.json").read_bytes())
 
 
-def processes_with(marker: str) -> list[int]:
-    """The processes whose command line holds marker."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                pass
-    return found
-
-
 def wait_until(condition, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -428,6 +416,17 @@ def peek_secret(broker: str, submission_id: int) -> str:
     raise AssertionError(f"no job of submission {submission_id} waits in the queue")
 
 
+def served(site, faults: dict, worker: WorkerProcess, folder: Path, user) -> dict:
+    """A UAI PR submission of folder to the faults' competition, served by worker, stopped after it: the
+    submission once final."""
+    try:
+        submission_id = submit(site, faults["competition"], "uai.pr", zip_sample(folder, folder.with_suffix(".zip")),
+                               user)
+        return final(site, [submission_id])[submission_id]
+    finally:
+        assert worker.stop() == 0
+
+
 def test_a_killed_worker_leaves_its_job_to_the_next_one(faults, codabench_site, workers):
     site, folder, marker = codabench_site, faults["folder"], "codascore-test-slow-solver"
     loopy = faults["root"] / "sample_submissions" / "uai.pr" / "code_loopy_bp" / "solver.py"
@@ -462,16 +461,12 @@ def test_a_killed_worker_leaves_its_job_to_the_next_one(faults, codabench_site, 
 def test_the_worker_connects_again_after_the_broker_restarts(faults, codabench_site, workers):
     site, folder = codabench_site, faults["folder"]
     worker = workers(faults["queue"]["broker_url"], folder / "restart")
-    try:
-        worker.wait_for("connected to ")
-        subprocess.run([sys.executable, str(SITE_SCRIPT), "restart-broker", "--dir", str(site.root)], check=True)
-        worker.wait_for("connected to ", count=2, timeout=180)
-        trivial = faults["root"] / "sample_submissions" / "uai.pr" / "trivial"
-        submission_id = submit(site, faults["competition"], "uai.pr", zip_sample(trivial, folder / "trivial.zip"),
-                               site.participants[1])
-        submission = final(site, [submission_id])[submission_id]
-    finally:
-        assert worker.stop() == 0
+    worker.wait_for("connected to ")
+    subprocess.run([sys.executable, str(SITE_SCRIPT), "restart-broker", "--dir", str(site.root)], check=True)
+    worker.wait_for("connected to ", count=2, timeout=180)
+    trivial = folder / "trivial"
+    shutil.copytree(faults["root"] / "sample_submissions" / "uai.pr" / "trivial", trivial)
+    submission = served(site, faults, worker, trivial, site.participants[1])
     assert submission["status"] == "Finished" and submission["scores"]
     assert "lost the broker" in worker.output()
 
@@ -479,16 +474,11 @@ def test_the_worker_connects_again_after_the_broker_restarts(faults, codabench_s
 def test_a_step_past_its_time_limit_fails_with_the_reason_and_leaves_no_process(faults, codabench_site, workers):
     site, folder, marker = codabench_site, faults["folder"], "codascore-test-sleeper"
     sleeper = own_command(folder / "sleeper", SLEEPER.format(marker=marker))
-    worker = workers(faults["queue"]["broker_url"], folder / "time-limit")
-    try:
-        submission_id = submit(site, faults["competition"], "uai.pr", zip_sample(sleeper, folder / "sleeper.zip"),
-                               site.participants[0])
-        submission = final(site, [submission_id])[submission_id]
-    finally:
-        assert worker.stop() == 0
+    submission = served(site, faults, workers(faults["queue"]["broker_url"], folder / "time-limit"), sleeper,
+                        site.participants[0])
     reason = f"Execution Time Limit exceeded. Limit was {FAULTS_LIMIT} seconds"
     assert submission["status"] == "Failed" and submission["status_details"] == reason
-    assert reason in stored(site, submission_id)["logs"]["prediction_ingestion_stderr"]
+    assert reason in stored(site, submission["id"])["logs"]["prediction_ingestion_stderr"]
     assert not processes_with(marker)
 
 
@@ -496,15 +486,10 @@ def test_a_hostile_submission_finds_nothing_scores_nothing_and_leaves_no_process
     site, folder, marker = codabench_site, faults["folder"], "codascore-test-hostile"
     worker_folder = folder / "hostile-worker"
     hostile = own_command(folder / "hostile", HOSTILE.format(marker=marker, worker=worker_folder))
-    worker = workers(faults["queue"]["broker_url"], worker_folder)
-    try:
-        submission_id = submit(site, faults["competition"], "uai.pr", zip_sample(hostile, folder / "hostile.zip"),
-                               site.participants[1])
-        submission = final(site, [submission_id])[submission_id]
-    finally:
-        assert worker.stop() == 0
+    submission = served(site, faults, workers(faults["queue"]["broker_url"], worker_folder), hostile,
+                        site.participants[1])
     assert submission["status"] == "Failed" and submission["scores"] == []
-    found = json.loads(stored(site, submission_id)["logs"]["prediction_stdout"])
+    found = json.loads(stored(site, submission["id"])["logs"]["prediction_stdout"])
     assert found["paths"], "the submission saw no file at all: it did not run"
     assert not [path for path in found["paths"] if path.startswith(("/app/input/", str(worker_folder)))
                 or "reference_data" in path or path.endswith("worker.log")], found["paths"]

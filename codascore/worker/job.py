@@ -34,7 +34,7 @@ import yaml
 
 from .. import zips
 from ..errors import PlatformError, SiteFault, SubmissionError, UnsafeArchiveError
-from ..outcomes import one_line
+from ..outcomes import ExitCode, one_line
 from ..platform import HTML, JobSite
 from ..runner.worker import place_submission, worker_metadata
 from .environments import Environments, ImageRefused
@@ -259,7 +259,7 @@ class JobRun:
         if page and self.job.url("detailed_results_url"):
             self.site.put(self.job.url("detailed_results_url"), page, "the detailed results", HTML)
         code = result["exit_codes"].get("program")
-        if code != 0:
+        if code != ExitCode.OK:
             raise JobFailed(f"program_rc={code}" + first_error(result, "program"))
         self.scores = read_scores(output)
         self.push_output(output, result, "scoring_result", "scoring output")
