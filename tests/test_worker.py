@@ -405,11 +405,14 @@ def test_the_consumer_holds_no_more_jobs_than_slots_and_acknowledges_each_once_e
             publish(connection, run_args(submission_id=number))
         publish(connection, run_args(submission_id=2))  # the same job delivered twice
         publish(connection, run_args(), task="another_task")
-        summary = consumer_of(tmp_path, 2, lines, max_jobs=7).serve()
+        Producer(connection.default_channel).publish(  # a pickle: a content type the worker does not accept
+            b"\x80pickled", exchange=COMPUTE_QUEUE.exchange, routing_key=COMPUTE_QUEUE.name,
+            content_type="application/x-python-serialize", content_encoding="binary")
+        summary = consumer_of(tmp_path, 2, lines, max_jobs=8).serve()
         assert remaining(connection) == 0
     assert fake_runs.most == 2 and sorted(fake_runs.ran) == sorted([(n, False) for n in range(5)] + [(2, False)])
     assert (summary.ended, summary.given_back) == (6, 0)
-    assert any("dropped a message that is no job" in line for line in lines)
+    assert sum("dropped a message that is no job" in line for line in lines) == 2
 
 
 def test_a_graceful_stop_gives_the_running_jobs_back_after_its_grace(tmp_path, fake_runs):

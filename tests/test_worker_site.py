@@ -458,6 +458,17 @@ def test_a_killed_worker_leaves_its_job_to_the_next_one(faults, codabench_site, 
             assert secret not in text and password not in text
 
 
+def test_a_wrong_password_is_refused_at_once_and_never_shown(faults, tmp_path):
+    broker = faults["queue"]["broker_url"]
+    password = broker.split(":")[2].split("@")[0]
+    done = subprocess.run([sys.executable, "-m", "codascore", "worker", "--dir", str(tmp_path), "--image",
+                           f"{STOCK_IMAGE}={IMAGE_PYTHON}"], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(REPO_ROOT),
+                               "BROKER_URL": broker.replace(f":{password}@", ":not-the-password@")})
+    assert done.returncode == 2 and "refuses this worker" in done.stderr and "ACCESS_REFUSED" in done.stderr
+    assert "not-the-password" not in done.stdout + done.stderr + (tmp_path / "worker.log").read_text()
+
+
 def test_the_worker_connects_again_after_the_broker_restarts(faults, codabench_site, workers):
     site, folder = codabench_site, faults["folder"]
     worker = workers(faults["queue"]["broker_url"], folder / "restart")

@@ -23,6 +23,7 @@ import time
 from typing import Callable
 
 from kombu import Connection
+from kombu.exceptions import ContentDisallowed, SerializationError
 
 from ..errors import MessageError, WorkerError
 from ..outcomes import one_line
@@ -33,6 +34,9 @@ from .messages import COMPUTE_QUEUE, Job, read_job, run_args_of
 POLL = 0.5
 HEARTBEAT = 30
 SOCKET_TIMEOUT = 60
+#: AMQP reply codes no reconnection helps: ACCESS_REFUSED (the user or password), NOT_FOUND, PRECONDITION_FAILED
+#: (a queue of that name declared otherwise), NOT_ALLOWED (the virtual host).
+REFUSALS = (403, 404, 406, 530)
 
 
 class Stopping(Exception):
@@ -81,6 +85,11 @@ class Consumer:
         self.summary = Summary()
 
     @property
+    def broker_errors(self) -> tuple[type[Exception], ...]:
+        return (self.connection.recoverable_connection_errors + self.connection.connection_errors
+                + self.connection.channel_errors)
+
+    @property
     def address(self) -> str:
         """The broker's address without its password."""
         return self.connection.as_uri()
@@ -118,8 +127,8 @@ class Consumer:
                 self.connected()
             except Stopping:
                 break
-            except self.connection.recoverable_connection_errors + self.connection.connection_errors as exc:
-                if getattr(exc, "code", None) in (403, 530):  # ACCESS_REFUSED, NOT_ALLOWED: no retry helps
+            except self.broker_errors as exc:
+                if getattr(exc, "code", None) in REFUSALS:
                     raise WorkerError(f"the broker {self.address} refuses this worker: {one_line(exc)}") from None
                 self.say(f"lost the broker ({type(exc).__name__}: {one_line(exc)}); connecting again")
                 self.wait(2.0)
@@ -180,7 +189,7 @@ class Consumer:
         try:
             body = message.decode()
             job = read_job(run_args_of(body, message.headers), message.headers, message.delivery_info.get("redelivered"))
-        except (MessageError, ValueError, TypeError) as exc:
+        except (MessageError, SerializationError, ContentDisallowed, ValueError, TypeError) as exc:
             self.say(f"dropped a message that is no job of this worker: {one_line(exc)}")
             message.ack()
             return
@@ -240,6 +249,6 @@ class Consumer:
             return
         try:
             held.message.ack() if done else held.message.requeue()
-        except self.connection.recoverable_connection_errors + self.connection.connection_errors as exc:
+        except self.broker_errors as exc:
             self.place.log.info("%s: the broker did not take the answer (%s); it delivers the job again",
                                 held.job.name, one_line(exc))

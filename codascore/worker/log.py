@@ -14,6 +14,9 @@ from typing import Callable
 
 #: What stands for a secret taken out of a line.
 HIDDEN = "***"
+#: A secret shorter than this is not looked for in text (it would hide every such run of letters; the
+#: site's passwords and secrets are UUIDs, and kombu shows an address's password as ``**`` anyway).
+MIN_SECRET = 6
 #: The query of an http(s) address: a presigned address's signature and key.
 URL_QUERY = re.compile(r"(https?://[^\s?#'\"]+)\?[^\s'\"]*")
 #: Libraries whose own log lines go to the worker's file (through the same filter), not to the terminal.
@@ -26,11 +29,11 @@ class Redactor:
 
     def __init__(self, *secrets: str):
         self.lock = threading.Lock()
-        self.secrets = {s for s in secrets if s}
+        self.secrets = {s for s in secrets if len(s) >= MIN_SECRET}
 
     def add(self, secret: str) -> None:
         with self.lock:
-            if secret:
+            if len(secret) >= MIN_SECRET:
                 self.secrets.add(secret)
 
     def discard(self, secret: str) -> None:
