@@ -53,7 +53,8 @@ class Worker(Command):
         where.add_argument("--scheduler", metavar="ADDRESS", help="run each step on this Dask scheduler's workers")
         where.add_argument("--cluster", metavar="FILE", help="run each step on a batch system's cluster through "
                            "dask-jobqueue, described in a cluster file (docs/judge_cluster.md)")
-        parser.add_argument("--cores", type=float, default=1, help="cores a step asks of a cluster's worker (default 1)")
+        parser.add_argument("--cores", type=float, default=1,
+                            help="cores a step asks of a cluster's worker (default 1)")
         parser.add_argument("--memory", metavar="SIZE", help="memory a step asks of a cluster's worker, e.g. 4GiB")
         parser.add_argument("--retries", type=int, default=2,
                             help="runs after the first of a step the cluster lost (default 2)")

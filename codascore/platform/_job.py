@@ -52,8 +52,8 @@ class JobSite:
 
     def put(self, url: str, path: Path, what: str, content_type: str = ZIP) -> None:
         """Store a file at a presigned address (the whole file again on a retry)."""
-        self.http.repeat(lambda: self.http.put_file(url, Path(path), f"storing {what} of submission "
-                                                                      f"{self.submission_id}", content_type=content_type))
+        doing = f"storing {what} of submission {self.submission_id}"
+        self.http.repeat(lambda: self.http.put_file(url, Path(path), doing, content_type=content_type))
 
     def download(self, url: str, dest: Path, what: str) -> int:
         """Download a presigned address into dest (whole, or nothing under its name); its size."""

@@ -74,7 +74,7 @@ class Consumer:
                                      transport_options={"read_timeout": SOCKET_TIMEOUT,
                                                         "write_timeout": SOCKET_TIMEOUT})
         self.place, self.say, self.max_jobs, self.grace, self.poll = place, say, max_jobs, grace, poll
-        self.held: dict[int, Held] = {}  # by delivery tag and connection: id(Held)
+        self.held: dict[int, Held] = {}  # by id(Held): a job delivered twice is held twice
         self.ended: queue.Queue[tuple[Held, JobEnd]] = queue.Queue()
         self.wake = threading.Event()
         self.stop_asked: float | None = None  # monotonic time of the first stop request
@@ -187,8 +187,8 @@ class Consumer:
         if self.max_jobs is not None and self.taken >= self.max_jobs:
             self.request_stop(f"--max-jobs {self.max_jobs} taken", grace=False)
         try:
-            body = message.decode()
-            job = read_job(run_args_of(body, message.headers), message.headers, message.delivery_info.get("redelivered"))
+            headers = message.headers
+            job = read_job(run_args_of(message.decode(), headers), headers, message.delivery_info.get("redelivered"))
         except (MessageError, SerializationError, ContentDisallowed, ValueError, TypeError) as exc:
             self.say(f"dropped a message that is no job of this worker: {one_line(exc)}")
             message.ack()
@@ -235,9 +235,11 @@ class Consumer:
                     self.start(waiting)
                     break
         if self.stopping and (self.abort or (self.deadline is not None and time.monotonic() >= self.deadline)):
-            for held in self.held.values():
+            for key, held in list(self.held.items()):
                 if held.thread is None:  # a copy that waited: back to the queue, unstarted
-                    self.ended.put((held, JobEnd(held.job, False, "", "not started", 0.0)))
+                    del self.held[key]
+                    self.answer(held, done=False)
+                    self.summary.given_back += 1
                 held.stop.set()
 
     def answer(self, held: Held, done: bool) -> None:

@@ -40,6 +40,7 @@ from ..runner.worker import place_submission, worker_metadata
 from .environments import Environments, ImageRefused
 from .log import Redactor
 from .messages import LOG_NAMES, Job
+from .slots import ClusterSlots, LocalSlots
 from .units import step_spec
 
 #: Statuses the worker sends (Submission's STATUS_CHOICES), and those after which a job has nothing to do.
@@ -92,17 +93,24 @@ class Workplace:
     """What every job of a worker shares: where steps run (slots), in which environment, the folder of the
     jobs' run folders and of the data cache, the log and what it must hide, whether run folders are kept."""
 
-    slots: object
+    slots: LocalSlots | ClusterSlots
     environments: Environments
     folder: Path
     log: logging.Logger
     redactor: Redactor
     keep: bool = False
     max_submission_bytes: int = zips.MAX_ARCHIVE_BYTES
+    #: one lock per cached file, so that two jobs needing the same data download it once
+    cache_locks: dict[str, threading.Lock] = dataclasses.field(default_factory=dict, repr=False)
+    guard: threading.Lock = dataclasses.field(default_factory=threading.Lock, repr=False)
 
     @property
     def cache(self) -> Path:
         return self.folder / "cache"
+
+    def cache_lock(self, key: str) -> threading.Lock:
+        with self.guard:
+            return self.cache_locks.setdefault(key, threading.Lock())
 
 
 class JobRun:
@@ -194,12 +202,17 @@ class JobRun:
         """The job's file under run argument name, downloaded (into the cache, for the organiser's data,
         as compute_worker.py caches input and reference data by address)."""
         url = self.job.url(name)
-        if cached:
-            key = hashlib.sha256(url.split("?", 1)[0].encode()).hexdigest()
-            dest = self.place.cache / f"{key}.zip"
+        if not cached:
+            return self.fetch(url, dest, what)
+        key = hashlib.sha256(url.split("?", 1)[0].encode()).hexdigest()
+        dest = self.place.cache / f"{key}.zip"
+        with self.place.cache_lock(key):
             if dest.is_file():
                 self.log.info("%s: %s from the cache", self.job.name, what)
                 return dest
+            return self.fetch(url, dest, what)
+
+    def fetch(self, url: str, dest: Path, what: str) -> Path:
         dest.parent.mkdir(parents=True, exist_ok=True)
         try:
             size = self.site.download(url, dest, what)
