@@ -246,6 +246,15 @@ def assert_as_run(site, submission: dict, run_dir: Path, run_code: int, code: bo
     assert same(held["output"]["details.json"]) == same((output / "details.json").read_bytes())
 
 
+def most_steps_at_once(log: str) -> int:
+    """The most steps a worker's log shows running at the same time (its lines are in time order)."""
+    running = most = 0
+    for line in log.splitlines():
+        running += line.endswith(": step started") - (": step ended on " in line)
+        most = max(most, running)
+    return most
+
+
 def wait_until(condition, timeout: float, what: str) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
@@ -292,6 +301,7 @@ def families(codabench_site, made_bundles, tmp_path_factory):  # noqa: F811
 def test_every_family_ends_on_the_site_as_codascore_run_ends_it(families, codabench_site):
     for (family, sample), (submission, run_dir, run_code) in families["results"].items():
         assert_as_run(codabench_site, submission, run_dir, run_code, code=sample.startswith("code_"))
+    assert most_steps_at_once(families["worker"].log()) == 2  # its --jobs 2, never more
     lines = families["worker"].output().splitlines()
     for submission, _, _ in families["results"].values():  # a line per job on the terminal
         assert sum(f"submission {submission['id']} prediction: " in line for line in lines) == 1
@@ -535,6 +545,7 @@ def test_a_queue_served_through_slurm_ends_as_codascore_run(faults, codabench_si
     finally:
         assert worker.stop() == 0
     assert "units of a Dask cluster" in worker.output()
+    assert most_steps_at_once(worker.log()) == 1  # one SLURM job of one core: one step at a time
     assert list((tmp_path / "logs").glob("*.err")), "the steps ran in no SLURM job (no job log)"
     for sample, submission_id in submitted.items():
         assert_as_run(site, ended[submission_id], tmp_path / f"run-{sample}", runs[sample].returncode,

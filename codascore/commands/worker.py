@@ -74,7 +74,11 @@ class Worker(Command):
         if args.jobs < 1 or args.retries < 0 or (args.max_jobs is not None and args.max_jobs < 1) \
                 or args.grace < 0 or args.cores <= 0:
             raise UsageError("--jobs, --max-jobs and --cores must be positive, --retries and --grace 0 or more")
-        from ..worker import parse_images, serve, serving_environments
+        try:
+            from ..worker import parse_images, serve, serving_environments
+        except ModuleNotFoundError as exc:
+            raise UsageError(f"codascore worker needs {exc.name}, which the worker extra installs: "
+                             f"pip install -e '.[worker]'") from None
 
         memory = None
         if args.memory:
