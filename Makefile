@@ -86,11 +86,13 @@ test-taurex: data $(TAUREX_STAMP)
 	$(TAUREX_VENV)/bin/python -m pytest -q -p no:cacheprovider -m taurex
 
 ## test-codabench: the tests against the real Codabench site (tests/codabench_site.py): the unmodified source
-## snapshot of ../shared/codabench run on this machine (PostgreSQL, Redis and RabbitMQ, its broker, from
-## Debian, moto's S3 server, its locked packages under Python 3.13 in .venv-codabench, built once per
-## snapshot like .venv-image), on free ports of 127.0.0.1; the site is stopped even when a test fails. The
-## bundles uploaded are `make bundle`'s, built with test-image's public seed into build/codabench-bundles;
-## codascore worker serves their queues with the stock image's environment, .venv-image (tests/test_worker_site.py).
+## snapshot of ../shared/codabench (CODABENCH_SHARED=DIR names another folder; the tests get it as
+## $$CODABENCH_SNAPSHOT, and fail without it: a missing snapshot is never a skip) run on this machine (PostgreSQL,
+## Redis and RabbitMQ, its broker, from Debian, moto's S3 server, its locked packages under Python 3.13 in
+## .venv-codabench, built once per snapshot like .venv-image), on free ports of 127.0.0.1; the site is stopped
+## even when a test fails. The bundles uploaded are `make bundle`'s, built with test-image's public seed into
+## build/codabench-bundles; codascore worker serves their queues with the stock image's environment,
+## .venv-image (tests/test_worker_site.py).
 CODABENCH_SHARED   ?= ../shared/codabench
 CODABENCH_SNAPSHOT := $(wildcard $(CODABENCH_SHARED)/codabench-*.tar.gz)
 CODABENCH_VENV     := .venv-codabench
@@ -109,7 +111,8 @@ test-codabench: $(STAMP) $(CODABENCH_STAMP) $(IMAGE_STAMP)
 	$(BIN)/codascore bundle --out $(CODABENCH_BUNDLES) --check
 	$(BIN)/python tests/codabench_site.py start --dir $(CODABENCH_SITE) --snapshot $(CODABENCH_SNAPSHOT) \
 	  --venv $(CODABENCH_VENV) > /dev/null
-	CODABENCH_SITE_DIR=$(CODABENCH_SITE) CODABENCH_BUNDLES=$(CODABENCH_BUNDLES) $(BIN)/python -m pytest -q \
+	CODABENCH_SITE_DIR=$(CODABENCH_SITE) CODABENCH_BUNDLES=$(CODABENCH_BUNDLES) \
+	  CODABENCH_SNAPSHOT=$(abspath $(CODABENCH_SNAPSHOT)) $(BIN)/python -m pytest -q -rs \
 	  -p no:cacheprovider -m codabench; status=$$?; \
 	  $(BIN)/python tests/codabench_site.py stop --dir $(CODABENCH_SITE); exit $$status
 

@@ -2,8 +2,8 @@
 evidence it is computed from, and how that evidence is resampled (docs/leaderboard.md).
 
 A task that can be ranked returns a :class:`Board` from ``Task.final_board(config)``. The leaderboard
-(``codascore/leaderboard/``) reads every team's ``details.json``, asks the board for the per-unit rows of
-each (:meth:`Board.unit_rows`), stacks them into an :class:`Evidence`, folds what the official rule folds
+(``codascore/leaderboard/``) reads every team's ``details.json`` (checked once, codascore/formats/details.py),
+asks the board for the per-unit rows of each (:meth:`Board.unit_rows`), stacks them into an :class:`Evidence`, folds what the official rule folds
 across teams first (:meth:`Board.prepare`, e.g. UAI's best answers found by any team), then runs
 :meth:`Board.scores` on the full evidence and on every paired bootstrap replicate drawn by the
 :class:`Design`. The family writes the formula; the leaderboard writes the resampling and the statistics.
@@ -14,10 +14,13 @@ from __future__ import annotations
 import abc
 import dataclasses
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:
+    from .formats.details import Details
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,10 +95,12 @@ class Board(abc.ABC):
     needs_reference: bool = False
 
     @abc.abstractmethod
-    def unit_rows(self, details: dict[str, Any]) -> list[dict[str, Any]]:
-        """One team's per-unit rows from its scoring's ``details.json``: each a dict with ``unit`` (the id),
-        the design's columns, and a float per metric. SubmissionError (or ReferenceDataError) naming the
-        field when the file is not a details.json of this task."""
+    def unit_rows(self, details: "Details") -> list[dict[str, Any]]:
+        """One team's per-unit rows from one scored ``details.json``, already checked by the leaderboard for
+        its task, status, reference digest and board settings (codascore.formats.details.Details): each a
+        dict with ``unit`` (the item's id within the file's group; the leaderboard names the unit with
+        ``details.unit(id)``), the design's columns, and a float per metric. SubmissionError (or
+        ReferenceDataError) naming the field when its records are not this task's."""
 
     @abc.abstractmethod
     def scores(self, evidence: Evidence, rule: str) -> np.ndarray:

@@ -1,23 +1,23 @@
 """Command line: ``codascore <verb> [TASK] ...`` (or ``python -m codascore``).
 
 One grammar: a verb, then the task it concerns when it concerns one, then its files; a family's own verbs
-live under the family's name (``codascore uai update-best``). Each verb is a class of codascore/commands/
-(a family's, of its cli.py) holding its options and its ``run``. A command raises; :func:`main` prints what
-was wrong and what to do in one or two lines, and exits with the code codascore/outcomes.py gives the error
-(``--debug``, after any verb, shows the traceback instead). docs/architecture.md#exit-codes
+live under the family's name (``codascore uai update-best``), a verb's own verbs under the verb's
+(``codascore judge status``). Each verb is a class of codascore/commands/ (a family's, of its cli.py)
+holding its options and its ``run``, imported only when it is the one run (commands.VERBS). A command
+raises; :func:`main` prints what was wrong and what to do in one or two lines, and exits with the code
+codascore/outcomes.py gives the error (``--debug``, after any verb, shows the traceback instead; ``--quiet``
+hides the progress, codascore.progress). docs/architecture.md#exit-codes
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 
-from . import __version__
-from .commands import COMMANDS, Parser
-from .commands.base import task_names_text
+from . import __version__, progress
+from .commands import VERBS, family_verbs
+from .commands.base import Parser, VerbParser, task_names_text
 from .outcomes import ExitCode, exit_code_of_error, one_line
-from .registry import FAMILIES
 
 DESCRIPTION = ("Score submissions to four scientific-ML challenges (weak lensing, Ariel 2023, SRBench 2022, UAI "
                "2022) as their organisers documented them, run them on your machine as Codabench's worker does, "
@@ -29,7 +29,8 @@ def main(argv: list[str] | None = None) -> int:
     one its error maps to (codascore.outcomes), told in one or two lines (the traceback with --debug)."""
     args = build_parser().parse_args(argv)
     try:
-        return int(args.command().run(args))
+        with progress.quiet(getattr(args, "quiet", False)):
+            return int(args.command().run(args))
     except (Exception, KeyboardInterrupt) as exc:
         if getattr(args, "debug", False):
             raise
@@ -78,32 +79,21 @@ def main_epilog() -> str:
             f"  codascore bundle [NAME ...]     build the competition bundles into dist/\n"
             f"  codascore check BUNDLE          check a bundle before uploading it\n"
             f"  codascore judge TASK SUBMISSIONS --out OUT  judge every team again on a Dask cluster\n"
+            f"  codascore judge status OUT      where a judgement stands, running nothing\n"
             f"  codascore leaderboard JUDGEMENT --out DIR  the final ranking, with how sure each rank is\n"
             f"  codascore upload BUNDLE --site URL  upload a bundle to a Codabench site\n"
             f"  codascore fetch --site URL --phase ID OUT  download every submission of a phase, resumably\n\n"
             f"{task_names_text()}\n"
-            f"'codascore VERB --help' explains a verb; --debug shows an error's traceback.")
+            f"'codascore VERB --help' explains a verb; --debug shows an error's traceback; --quiet hides the "
+            f"progress.")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The parser of every verb: the core commands, then each family's present in this installation."""
+    """The parser of every verb, the core's and the families': each a name and a summary until it is used
+    (VerbParser imports it then)."""
     parser = Parser(prog="codascore", description=DESCRIPTION, epilog=main_epilog)
     parser.add_argument("--version", action="version", version=f"codascore {__version__}")
-    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB")
-    for command in COMMANDS + family_commands():
-        command.add_to(verbs)
+    verbs = parser.add_subparsers(dest="verb", required=True, metavar="VERB", parser_class=VerbParser)
+    for verb in VERBS + family_verbs():
+        verbs.add_parser(verb.name, help=verb.summary, summary=verb.summary, load=verb.load)
     return parser
-
-
-def family_commands() -> tuple:
-    """The COMMANDS of every family's cli.py; a family this build lacks has none."""
-    found: tuple = ()
-    for family, package in FAMILIES.items():
-        try:
-            module = importlib.import_module(f"{package}.cli")
-        except ModuleNotFoundError as exc:
-            if exc.name and exc.name.startswith(package):
-                continue
-            raise
-        found += tuple(module.COMMANDS)
-    return found

@@ -21,7 +21,6 @@ import math
 import os
 import sys
 import sysconfig
-import tempfile
 import time
 import traceback
 from pathlib import Path
@@ -31,6 +30,10 @@ from . import __version__
 from .competition import read_task_config
 from .digests import folder_sha256
 from .errors import ReferenceDataError, SubmissionError
+from .formats.atomic import write_atomic
+from .formats.details import invalid_document, scored_document
+from .formats.outputs import DETAILS, INGESTION_ERROR, PAGE, SCORES, WORKER_METADATA
+from .formats.run_folder import REFERENCE, RESULTS
 from .outcomes import ExitCode
 from .report import render_page
 from .sandbox import locate_submission
@@ -41,8 +44,6 @@ from .validate import read_participant_yaml
 EXIT_OK, EXIT_INVALID_SUBMISSION = ExitCode.OK, ExitCode.INVALID
 EXIT_ORGANISER_ERROR, EXIT_INTERNAL_ERROR = ExitCode.ORGANISER_ERROR, ExitCode.BUG
 
-#: Written by the ingestion program when participant code failed; the scorer reports it.
-INGESTION_ERROR_FILE = "ingestion_error.txt"
 #: Folder of a bundle's program that holds the pinned packages the stock image lacks (codascore.wheels).
 VENDOR_DIR = "vendor"
 #: The interpreter its wheels are built for: the stock image's CPython 3.12 on Linux x86_64.
@@ -82,7 +83,7 @@ def use_vendored_packages(program_dir: str) -> str:
 
 def read_worker_metadata(res_dir: Path) -> dict:
     """The worker's res/metadata (prediction-step exit codes); {} when absent or unreadable."""
-    path = Path(res_dir) / "metadata"
+    path = Path(res_dir) / WORKER_METADATA
     try:  # the worker writes it; a local run of a results submission may hold the participant's own
         data = read_participant_yaml(path)
     except (OSError, SubmissionError):
@@ -92,7 +93,7 @@ def read_worker_metadata(res_dir: Path) -> dict:
 
 def check_ingestion_outcome(res_dir: Path) -> None:
     """Fail clearly when the prediction step failed (the platform does not check its exit code)."""
-    error_file = Path(res_dir) / INGESTION_ERROR_FILE
+    error_file = Path(res_dir) / INGESTION_ERROR
     if error_file.is_file():
         text = error_file.read_text(encoding="utf-8", errors="replace")
         raise SubmissionError(["your code failed in the ingestion step:", *text.splitlines()[-40:]])
@@ -100,22 +101,6 @@ def check_ingestion_outcome(res_dir: Path) -> None:
     if code not in (None, ExitCode.OK):
         raise SubmissionError(f"the ingestion step exited with code {code} (see the prediction step's logs); "
                               f"nothing to score")
-
-
-def write_atomic(path: Path, data: str | bytes) -> None:
-    """Write text (UTF-8) or bytes to path via a temporary file in the same folder and a rename: a reader,
-    or a process killed meanwhile, never leaves half a file under path's name."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with (os.fdopen(fd, "wb") if isinstance(data, bytes) else os.fdopen(fd, "w", encoding="utf-8")) as handle:
-            handle.write(data)
-        os.chmod(tmp, 0o644)  # mkstemp makes 0600; outputs are meant to be read
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
 
 
 def _json(data: Any) -> str:
@@ -169,11 +154,11 @@ def score_main(argv: list[str]) -> int:
     warnings: list[str] = []
     stage = "reading the reference data"
     try:
-        task, config = read_task_config(input_dir / "ref", "reference data")
+        task, config = read_task_config(input_dir / REFERENCE, "reference data")
         log(f"task {task.name}")
-        reference = task.load_reference(input_dir / "ref", config)
+        reference = task.load_reference(input_dir / REFERENCE, config)
         stage = "reading the submission"
-        res_dir = input_dir / "res"
+        res_dir = input_dir / RESULTS
         check_ingestion_outcome(res_dir)
         res_root, found_warnings = locate_submission(res_dir, task.result_files)
         warnings += found_warnings
@@ -194,9 +179,10 @@ def score_main(argv: list[str]) -> int:
     warnings += result.warnings + score_warnings
     for warning in warnings:
         log(f"WARNING: {warning}")
-    _write_details(output_dir, task, scores, warnings, result, omitted, clipped, reference_sha256(input_dir / "ref"))
+    _write_details(output_dir, task, config, scores, warnings, result, omitted, clipped,
+                   reference_sha256(input_dir / REFERENCE))
     _write_page(output_dir, task, scores, warnings, result, reference, submission, config)
-    write_atomic(output_dir / "scores.json", _json(scores))
+    write_atomic(output_dir / SCORES, _json(scores))
     log(f"scored in {time.perf_counter() - started:.2f} s: " +
         ", ".join(f"{k}={v:.6g}" for k, v in scores.items()))
     return EXIT_OK
@@ -221,27 +207,26 @@ def _fail_submission(task: Task, exc: SubmissionError, warnings: list[str], outp
         log(f"ERROR: {problem}")
     log("ERROR: the submission is invalid; nothing was scored (the submission is marked Failed and does "
         "not count against your limits)")
-    details = {"task": task.name, "status": "invalid", "codascore_version": __version__,
-               "problems": problems, "warnings": warnings, "scores": {}, "instances": []}
-    write_atomic(output_dir / "details.json", _json(details))
+    write_atomic(output_dir / DETAILS, _json(invalid_document(task.name, __version__, problems, warnings)))
     try:
-        write_atomic(output_dir / "detailed_results.html",
+        write_atomic(output_dir / PAGE,
                      render_page(task.title or task.name, task.name, {}, warnings, [], problems=problems))
     except Exception:  # the page never changes the outcome
         log("WARNING: could not write detailed_results.html:\n" + traceback.format_exc())
     return EXIT_INVALID_SUBMISSION
 
 
-def _write_details(output_dir: Path, task: Task, scores: dict, warnings: list[str], result: Result,
+def _write_details(output_dir: Path, task: Task, config: dict, scores: dict, warnings: list[str], result: Result,
                    omitted: list[str], clipped: dict[str, float], reference: str = "") -> None:
-    # clipped_scores holds each clipped key's true value (a string when it is infinite: strict JSON).
-    details = {"task": task.name, "status": "scored", "codascore_version": __version__,
-               "reference_sha256": reference,
-               "scores": scores, "omitted_scores": omitted,
-               "clipped_scores": {k: v if math.isfinite(v) else repr(v) for k, v in clipped.items()},
-               "warnings": warnings,
-               **_finite_or_none(result.details), "instances": _finite_or_none(result.instances)}
-    write_atomic(output_dir / "details.json", _json(details))
+    # clipped_scores holds each clipped key's true value (a string when it is infinite: strict JSON); the
+    # group names this scoring's units as the judge's groups do (formats.details.unit_id).
+    plan = task.judge_plan()
+    details = scored_document(
+        task.name, __version__, reference, plan.group_of(config) if plan is not None else "",
+        {key: config[key] for key in task.board_settings}, scores, omitted,
+        {k: v if math.isfinite(v) else repr(v) for k, v in clipped.items()}, warnings,
+        _finite_or_none(result.details), _finite_or_none(result.instances))
+    write_atomic(output_dir / DETAILS, _json(details))
 
 
 def _write_page(output_dir: Path, task: Task, scores: dict, warnings: list[str], result: Result,
@@ -258,7 +243,7 @@ def _write_page(output_dir: Path, task: Task, scores: dict, warnings: list[str],
         log("WARNING: the page's score guide failed; scores are unaffected:\n" + traceback.format_exc())
         guide = []
     try:
-        write_atomic(output_dir / "detailed_results.html",
+        write_atomic(output_dir / PAGE,
                      render_page(task.title or task.name, task.name, scores, warnings, sections, guide=guide))
     except Exception:
         log("WARNING: could not write detailed_results.html:\n" + traceback.format_exc())
@@ -289,7 +274,7 @@ def ingest_main(argv: list[str]) -> int:
     except SubmissionError as exc:
         for problem in exc.problems:
             log(f"ERROR: {problem}")
-        write_atomic(output_dir / INGESTION_ERROR_FILE, "\n".join(exc.problems) + "\n")
+        write_atomic(output_dir / INGESTION_ERROR, "\n".join(exc.problems) + "\n")
         return EXIT_INVALID_SUBMISSION
     except ReferenceDataError as exc:
         log(f"ERROR: organiser error in the input data or configuration: {exc}")
@@ -298,4 +283,38 @@ def ingest_main(argv: list[str]) -> int:
         log("ERROR: internal error in the ingestion program:\n" + traceback.format_exc())
         return EXIT_INTERNAL_ERROR
     log(f"ingestion finished in {time.perf_counter() - started:.2f} s")
+    return EXIT_OK
+
+
+#: The line of a failed import check that says why (check_import_main), read by the judge.
+IMPORT_CHECK_FAILED = "codascore import check failed: "
+
+
+def check_import_main(argv: list[str]) -> int:
+    """``python3 -c ... PROGRAM SUBMISSION ENTRY LOADER [ARGUMENTS...]``: import a code submission's entry as
+    the task's ingestion imports it (Task.code_entry: its loader called on the entry found at the
+    submission's root or in its single wrapper folder), the program folder's vendored packages first as
+    ingest.py has them. The judge runs it once per team and environment, in the step's sandbox and under a
+    time limit of its own (docs/judge.md#the-import-check). Exit 0 when the import succeeded; else 1, and
+    one line on stderr starting with IMPORT_CHECK_FAILED that names the file and the error."""
+    import importlib
+
+    from .sandbox import find_entry
+
+    program, submission, entry_name, loader, *arguments = argv
+    use_vendored_packages(program)
+    entry, _ = find_entry(Path(submission), (entry_name,))
+    if entry is None:
+        log(f"{IMPORT_CHECK_FAILED}no {entry_name} at the submission's root or in its single wrapper folder")
+        return EXIT_INVALID_SUBMISSION
+    module_name, _, function = loader.partition(":")
+    load = getattr(importlib.import_module(module_name), function)
+    try:
+        load(str(entry), *arguments)
+    except BaseException as exc:  # the participant's code ran: whatever it raised (SystemExit too) is its own
+        traceback.print_exc()
+        first = (str(exc).splitlines() or [""])[0][:300]
+        log(f"{IMPORT_CHECK_FAILED}{entry_name}: importing it failed: {type(exc).__name__}: {first}")
+        return EXIT_INVALID_SUBMISSION
+    log(f"codascore import check: {entry_name} imported")
     return EXIT_OK

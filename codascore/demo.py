@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import html
 import os
-import sys
 from pathlib import Path
 
 from . import containers
 from .competition import project_root
+from .formats.outputs import PAGE
+from .formats.run_folder import scoring_output
 from .outcomes import ExitCode, Outcome, scoring_outcome
+from .progress import DISPLAY
 from .registry import all_tasks, get_task
 from .runner import RunResult, format_run, run
 
@@ -37,18 +39,18 @@ def run_demo(out: Path, root: Path | None = None, tasks: list[str] | None = None
     results: list[RunResult] = []
     container = containers.choose()
     if not container.isolated:
-        print(containers.UNISOLATED_WARNING, file=sys.stderr, flush=True)
+        DISPLAY.tell(containers.UNISOLATED_WARNING)
     for name in names:
         samples_dir = root / "sample_submissions" / name
         if not samples_dir.is_dir():
-            print(f"ERROR: no sample submissions for {name} in {samples_dir} (run `make data`)", file=sys.stderr)
+            DISPLAY.tell(f"ERROR: no sample submissions for {name} in {samples_dir} (run `make data`)")
             return ExitCode.ORGANISER_ERROR
         for sample in sorted(p for p in samples_dir.iterdir() if p.is_dir()):
-            print(f"running {name} / {sample.name} ...", file=sys.stderr, flush=True)
+            DISPLAY.say(f"running {name} / {sample.name} ...")
             result = run(name, sample, out / name / sample.name, root=root, container=container)
             results.append(result)
             if not outcome(result)[1]:
-                print(format_run(result), file=sys.stderr)
+                DISPLAY.tell(format_run(result))
     print(score_table(results))
     index = write_index(out, results)
     print(f"\nreports: {index}")
@@ -112,7 +114,7 @@ def write_index(out: Path, results: list[RunResult]) -> Path:
         keys += [k for k in result.scores if k not in keys]
     rows = []
     for r in results:
-        page = r.run_dir / "scoring" / "output" / "detailed_results.html"
+        page = scoring_output(r.run_dir) / PAGE
         link = (f"<a href='{html.escape(os.path.relpath(page, out))}'>report</a>" if page.is_file() else "")
         rows.append(f"<tr><td>{html.escape(r.task)}</td><td>{html.escape(r.submission)}</td>"
                     f"<td>{html.escape(outcome(r)[0])}</td>{_number_cell(r.elapsed, '.1f')}"

@@ -1,7 +1,8 @@
 """Every exception of codascore, in one place.
 
 SubmissionError and ReferenceDataError decide a scoring step's exit code (docs/architecture.md, "Exit
-codes"). On the command line, UsageError exits 2 and every other one exits 1, as one ``error: ...`` line.
+codes"). On the command line, UsageError exits 2, a site's failure (SiteFault) 75 (try again later), and
+every other one exits 1, as one ``error: ...`` line.
 None reaches Codabench or a user as a traceback::
 
     CodascoreError
@@ -13,20 +14,26 @@ None reaches Codabench or a user as a traceback::
     │   └── WheelError             a pinned wheel cannot be had (download, cache or recorded hash)
     ├── RunnerError                a local run cannot be set up (missing folders, a refused submission)
     ├── PackError                  codascore pack cannot pack a code submission (pip, hashes, size, import)
+    ├── TeamEnvironmentError       a team's environment cannot be had (its Python, a package, uv's build)
     ├── JudgeError                 the final judgement cannot be set up (reference data, cluster file,
     │                              results database): an organiser's error, exit 2
     ├── WorkerError                codascore worker cannot start or go on (nothing isolates a step, an
     │   │                          environment missing, the broker refusing its user): exit 2
     │   └── MessageError           a message on the queue that is not a job the worker can read
-    ├── PlatformError              a Codabench site refused or failed a request (codascore.platform)
+    ├── FetchFolderError           a fetch's folder holds another fetch (another site, phase or competition) or
+    │   │                          other files: exit 1; name a new folder
+    │   └── FetchFolderBusy        another fetch is writing into the folder now: exit 75, try again later
+    ├── PlatformError              a Codabench site refused or failed a request (codascore.platform); status:
+    │   │                          the HTTP status when there was one
     │   ├── PlatformAuthError      the token or the login was refused, or the caller may not do this: exit 1
     │   ├── NotCodabenchError      the URL answers, but not as a Codabench site: exit 1
     │   ├── PlatformRequestError   the site refused the request as made (4xx: an unknown id, bad input): exit 1
     │   ├── BundleRefusedError     the site unpacked the bundle and refused it; details: its own text: exit 1
-    │   └── SiteFault              the site or the network failed, not the user: exit 2
+    │   └── SiteFault              the site or the network failed, not the user: exit 75, try again later
     │       ├── SiteUnreachable    nothing answers at the URL (a stopped server, a wrong port)
     │       ├── PlatformTimeout    no answer within the time limit
     │       ├── PlatformServerError  the site answered 5xx
+    │       ├── PlatformThrottled  the site answered 429 (too many requests), with how long it asks to wait
     │       └── TransferInterrupted  a download or upload stopped before its last byte
     ├── UnsafeArchiveError         a zip member would escape its folder, or the archive is over a limit (ValueError)
     ├── TimeLimitExceeded          a child process was killed at its time limit (RuntimeError)
@@ -91,6 +98,12 @@ class PackError(CodascoreError):
 
     def __init__(self, lines: str | list[str]):
         super().__init__("\n".join([lines] if isinstance(lines, str) else lines))
+
+
+class TeamEnvironmentError(CodascoreError):
+    """A team's environment cannot be had (codascore.environments): the Python version it asks for is not on
+    this machine, a package has no wheel or no version that fits, uv's build failed. The message names the
+    team, the file that declared the environment and, from uv, the package."""
 
 
 class RunnerError(CodascoreError):
@@ -158,12 +171,25 @@ class FitTimeout(CodascoreError):
     Exception, as it was then: the harness carries on with ``est`` as it is)."""
 
 
+class FetchFolderError(CodascoreError):
+    """The folder a fetch was given holds another fetch (another site, phase or competition) or files that are
+    no fetch's: the user names a new folder."""
+
+
+class FetchFolderBusy(FetchFolderError):
+    """Another fetch is writing into the folder now (it holds the folder's lock): try again once it ends."""
+
+
 class PlatformError(CodascoreError):
     """A Codabench site refused or failed a request. url: the address asked; doing: what was being done
-    ("uploading dist/uai.zip"), both set once where the request is made (codascore.platform._http)."""
+    ("uploading dist/uai.zip"), both set once where the request is made (codascore.platform._http); status:
+    the HTTP status of the answer, when there was one; retry_after: the seconds the site asked to wait
+    (its Retry-After), when it asked."""
 
-    def __init__(self, message: str, url: str = "", doing: str = ""):
+    def __init__(self, message: str, url: str = "", doing: str = "", status: int | None = None,
+                 retry_after: float | None = None):
         self.message, self.url, self.doing = message, url, doing
+        self.status, self.retry_after = status, retry_after
         super().__init__(message)
 
     def __str__(self) -> str:
@@ -193,7 +219,8 @@ class BundleRefusedError(PlatformError):
 
 
 class SiteFault(PlatformError):
-    """The site or the network failed, not the user's request: on the command line exit 2."""
+    """The site or the network failed, not the user's request: on the command line exit 75 (try again
+    later)."""
 
 
 class SiteUnreachable(SiteFault):
@@ -208,5 +235,10 @@ class PlatformServerError(SiteFault):
     """The site answered with a 5xx status."""
 
 
+class PlatformThrottled(SiteFault):
+    """The site answered 429 (too many requests): a GET waits as long as it asks (Retry-After), within a cap."""
+
+
 class TransferInterrupted(SiteFault):
-    """A download or an upload stopped before its last byte (nothing is left under the file's own name)."""
+    """A download or an upload stopped before its last byte (nothing is left under the file's own name; a
+    download's bytes stay under its ``.part`` name, to be resumed)."""

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import enum
 
-from .errors import (CodascoreError, JudgeError, PlatformError, ReferenceDataError, SiteFault, SubmissionError,
-                     UsageError, WorkerError)
+from .errors import (CodascoreError, FetchFolderBusy, JudgeError, PlatformError, ReferenceDataError, SiteFault,
+                     SubmissionError, UsageError, WorkerError)
 
 
 class ExitCode(enum.IntEnum):
@@ -23,10 +23,16 @@ class ExitCode(enum.IntEnum):
     OK = 0
     #: the input is wrong: an invalid submission (no scores.json), a bad file handed to a command
     INVALID = 1
-    #: an organiser's error (reference data, configuration), or a command line that cannot be carried out
+    #: a usage or configuration error: a command line that cannot be carried out (a bad option, no token
+    #: given), an organiser's error (reference data, configuration); never worth trying again as it is
     ORGANISER_ERROR = 2
     #: a bug in codascore
     BUG = 3
+    #: the command could not be carried out now, through no fault of what was given: a Codabench site or
+    #: the network failed (down, 5xx, 429, a timeout, a cut transfer), or another fetch holds the folder.
+    #: Try again later (a fetch resumes where it stopped). sysexits.h's EX_TEMPFAIL, kept apart from 2 so
+    #: that a job retrying on it never retries a usage or configuration error.
+    TRY_AGAIN = 75
     #: stopped by Ctrl-C: 128 + SIGINT, as shells report it
     INTERRUPTED = 130
 
@@ -59,9 +65,11 @@ ERROR_EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (JudgeError, ExitCode.ORGANISER_ERROR),
     (WorkerError, ExitCode.ORGANISER_ERROR),
     (SubmissionError, ExitCode.INVALID),
-    # A Codabench site: its own failure (down, 5xx, timeout, a cut transfer) is not the user's input: 2;
-    # what the user gave it (a refused token, a URL that is not Codabench, a refused bundle or id): 1.
-    (SiteFault, ExitCode.ORGANISER_ERROR),
+    # A Codabench site: its own failure (down, 5xx, 429, timeout, a cut transfer) is not the user's input:
+    # try again later; what the user gave it (a refused token, a URL that is not Codabench, a refused bundle
+    # or id): 1. A fetch's folder held by another fetch: try again later; one of another fetch: 1.
+    (SiteFault, ExitCode.TRY_AGAIN),
+    (FetchFolderBusy, ExitCode.TRY_AGAIN),
     (PlatformError, ExitCode.INVALID),
     (CodascoreError, ExitCode.INVALID),
     (OSError, ExitCode.INVALID),

@@ -48,15 +48,6 @@ PIP_TIMEOUT = 900.0
 PROOF_TIMEOUT = 120.0
 #: Lines of a failing pip run or import shown in the error.
 TAIL_LINES = 15
-#: Per family: the entry file and how its ingestion imports it (module:function, the function's arguments
-#: after the entry's path). UAI runs solver.py as a command, not an import: not packed here.
-ENTRIES = {
-    "srbench": ("regressor.py", "codascore.srbench.ingest:load_regressor", ()),
-    "weak_lensing": ("model.py", "codascore.sandbox:import_participant_module", ("model",)),
-    "ariel": ("model.py", "codascore.sandbox:import_participant_module", ("model",)),
-}
-
-
 @dataclasses.dataclass(frozen=True)
 class Wheel:
     """One downloaded wheel: what vendor.lock records of it."""
@@ -83,11 +74,16 @@ class Packed:
 
 
 def entry_of(task_name: str) -> tuple[str, str, tuple[str, ...]]:
-    family = task_name.split(".", 1)[0]
-    if family not in ENTRIES:
+    """(entry file, loader, its arguments): how the task's ingestion imports a code submission
+    (Task.code_entry); PackError for a task whose code submissions are commands, not imports."""
+    from .registry import all_tasks, get_task
+
+    entry = get_task(task_name).code_entry
+    if entry is None:
+        packed = sorted(name for name, task in all_tasks().items() if task.code_entry is not None)
         raise PackError(f"{task_name}: its code submission is not imported by the ingestion (a command, "
-                        f"solver.py or run.sh, runs instead); pack handles {', '.join(sorted(ENTRIES))}")
-    return ENTRIES[family]
+                        f"solver.py or run.sh, runs instead); pack handles {', '.join(packed)}")
+    return entry.file, entry.loader, tuple(entry.arguments)
 
 
 # --------------------------------------------------------------------------- the image's interpreter

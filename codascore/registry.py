@@ -6,11 +6,13 @@ imports sympy or h5py.
 
 from __future__ import annotations
 
-import difflib
 import importlib
+from typing import TYPE_CHECKING
 
 from .errors import ReferenceDataError, UnknownTaskError
-from .task import Task
+
+if TYPE_CHECKING:  # the command line's help reads this module: it imports no more than it must
+    from .task import Task
 
 #: family name -> module exposing TASKS (a dict name -> Task instance)
 FAMILIES = {
@@ -18,6 +20,23 @@ FAMILIES = {
     "ariel": "codascore.ariel",
     "srbench": "codascore.srbench",
     "uai": "codascore.uai",
+}
+
+#: family name -> the names of its TASKS, known without importing the family, so that the command line's
+#: help lists them in a blink (importing every family takes seconds); tests/test_registry.py checks them.
+TASK_NAMES = {
+    "weak_lensing": ("weak_lensing.phase1", "weak_lensing.phase2", "weak_lensing.phase2_deployed"),
+    "ariel": ("ariel.retrieval",),
+    "srbench": ("srbench.synthetic", "srbench.qualification", "srbench.realworld"),
+    "uai": ("uai.pr", "uai.mar", "uai.mpe", "uai.mmap", "uai.mlc"),
+}
+
+#: family name -> the summary of its own verbs (``codascore <family> <verb>``: the Group of the same name in
+#: its cli.py's COMMANDS), for the families that have some; the help lists them without importing them.
+FAMILY_VERBS = {
+    "ariel": "Ariel Data Challenge 2023 helpers",
+    "srbench": "SRBench 2022 organiser tools",
+    "uai": "UAI 2022 tools: update best answers",
 }
 
 
@@ -58,26 +77,27 @@ def get_task(name: str) -> Task:
 
 def did_you_mean(name: str, known: list[str]) -> str:
     """' (did you mean X?)' with the known name closest to name (difflib's ratio), or '' if none is close."""
+    import difflib
+
     close = difflib.get_close_matches(str(name), known, n=1)
     return f" (did you mean {close[0]}?)" if close else ""
 
 
+def task_names() -> list[str]:
+    """Every task's name, sorted, without importing a family (TASK_NAMES)."""
+    return sorted(name for names in TASK_NAMES.values() for name in names)
+
+
 def unknown_task(name: str) -> UnknownTaskError:
     """The error for a task name no family defines: the closest known name, then every known one."""
-    known: list[str] = []
-    for family in FAMILIES:
-        try:
-            known += family_tasks(family)
-        except ImportError:  # a family this build lacks, or one that cannot load here: list the others
-            continue
-    known.sort()
+    known = task_names()
     return UnknownTaskError(f"unknown task {str(name)!r}{did_you_mean(name, known)}; "
                             f"the tasks are {', '.join(known)}")
 
 
 def all_tasks() -> dict[str, Task]:
     """Every task of every family that is present in this build, in a stable order."""
-    tasks: dict[str, Task] = {}
+    tasks: dict[str, "Task"] = {}
     for family in FAMILIES:
         try:
             tasks.update(family_tasks(family))

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .errors import SubmissionError
+from .formats.outputs import DETAILS, PAGE, SCORES, SCORES_YAML, WORKER_METADATA
 from .outcomes import Outcome, scoring_outcome
 from .task import Task
 from .validate import read_participant_yaml, shown
@@ -64,7 +65,7 @@ def clean_scores(scores: dict[str, Any], task: Task) -> tuple[dict[str, float], 
     return cleaned, omitted, clipped, warnings
 
 
-def scores_problems(scores: object, required: Iterable[str], name: str = "scores.json") -> list[str]:
+def scores_problems(scores: object, required: Iterable[str], name: str = SCORES) -> list[str]:
     """What keeps scores (the content of a scores.json, or of the worker's scores.txt fallback) from being
     stored by Codabench: not a flat mapping, a value that is no finite number below 1e10, a leaderboard
     column key missing. [] when it keeps the contract."""
@@ -98,9 +99,9 @@ def output_problems(output: Path, exit_code: int | None, task: Task,
     fallback); detailed_results.html self-contained."""
     output = Path(output)
     problems = []
-    if (output / "metadata").exists():
+    if (output / WORKER_METADATA).exists():
         problems.append("the scoring program wrote output/metadata (the worker's file): Codabench fails the run")
-    scores_path = output / "scores.json"
+    scores_path = output / SCORES
     if scoring_outcome(exit_code) is not Outcome.SCORED:
         if scores_path.exists():
             problems.append(f"exit code {exit_code} but scores.json was written")
@@ -109,12 +110,12 @@ def output_problems(output: Path, exit_code: int | None, task: Task,
     if read_problems:
         return {}, problems + read_problems
     try:
-        omitted = json.loads((output / "details.json").read_text()).get("omitted_scores", [])
+        omitted = json.loads((output / DETAILS).read_text()).get("omitted_scores", [])
     except (OSError, ValueError, AttributeError):
         omitted = []
-    name = "scores.json" if scores_path.is_file() else "scores.txt"
+    name = SCORES if scores_path.is_file() else SCORES_YAML
     problems += scores_problems(scores, required_keys(task, leaderboard_keys, omitted), name)
-    page = output / "detailed_results.html"
+    page = output / PAGE
     if page.is_file():
         for match in _LINK.finditer(page.read_text(errors="replace")):
             if not match.group(1).startswith(("data:", "#")):
@@ -125,15 +126,15 @@ def output_problems(output: Path, exit_code: int | None, task: Task,
 
 def _read_scores(output: Path) -> tuple[Any, list[str]]:
     """scores.json, or the worker's fallback scores.txt read as YAML when there is no scores.json."""
-    scores_path = output / "scores.json"
+    scores_path = output / SCORES
     if scores_path.is_file():
         try:
             return json.loads(scores_path.read_text(), parse_constant=float), []
         except json.JSONDecodeError as exc:
             return None, [f"scores.json is not valid JSON: {exc}"]
-    if (output / "scores.txt").is_file():
+    if (output / SCORES_YAML).is_file():
         try:
-            return read_participant_yaml(output / "scores.txt"), []
+            return read_participant_yaml(output / SCORES_YAML), []
         except (SubmissionError, OSError) as exc:
             return None, [" ".join(str(exc).split())]
     return None, ["exit code 0 but no scores.json (nor scores.txt): Codabench fails the run"]

@@ -9,81 +9,22 @@ from __future__ import annotations
 
 import abc
 import dataclasses
-import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from .errors import ReferenceDataError, UsageError
+from .progress import DISPLAY
 
 if TYPE_CHECKING:
     from .board import Board
+    from .plan import JudgePlan
 
 
 def log(message: str) -> None:
-    """A line for the step's log (stderr, flushed at once): progress, warnings, errors. Codabench shows it
-    to the participant; scores.json and the page are the only other outputs."""
-    print(message, file=sys.stderr, flush=True)
-
-
-#: The start of a progress line, and the seconds at least between two of one counter
-#: (docs/codabench.md#progress-lines).
-PROGRESS_PREFIX = "progress: "
-PROGRESS_INTERVAL = 0.5
-
-
-class Progress:
-    """A counter of a long loop written to the step's log as ``progress: <what> <done>/<total>``, with
-    `` (<failed> failed)`` when some items failed (docs/codabench.md#progress-lines). A line is written at
-    most every PROGRESS_INTERVAL seconds and only when the count has grown by 1 % of the total since the
-    last line, so a log holds about a hundred lines at most; the last count is always written."""
-
-    def __init__(self, what: str, total: int, stream=None, clock: Callable[[], float] = time.monotonic):
-        self.what, self.total, self.clock = what, int(total), clock
-        self.stream = stream  # None: sys.stderr as it is when a line is written
-        self.written_at: float | None = None
-        self.written_count = -1
-
-    def line(self, done: int, failed: int = 0) -> str:
-        tail = f" ({failed} failed)" if failed else ""
-        return f"{PROGRESS_PREFIX}{self.what} {int(done)}/{self.total}{tail}"
-
-    def due(self, done: int) -> bool:
-        """Whether a line for done is written now (the last count always is)."""
-        if done >= self.total:
-            return done != self.written_count
-        if self.written_at is None:
-            return True
-        step = max(1, -(-self.total // 100))  # 1 % of the total, rounded up
-        return (self.clock() - self.written_at >= PROGRESS_INTERVAL
-                and done - self.written_count >= step)
-
-    def update(self, done: int, failed: int = 0) -> bool:
-        """Log the count if it is due; returns whether a line was written."""
-        if not self.due(done):
-            return False
-        self.written_at, self.written_count = self.clock(), int(done)
-        stream = self.stream if self.stream is not None else sys.stderr
-        if getattr(stream, "isatty", lambda: False)():
-            # a person watching a terminal (codascore score, reference): one line redrawn in place
-            stream.write("\r" + self.line(done, failed) + ("\n" if done >= self.total else ""))
-            stream.flush()
-        else:
-            print(self.line(done, failed), file=stream, flush=True)
-        return True
-
-
-def progress(items: Iterable, what: str, total: int | None = None) -> Iterable:
-    """The items of a loop, counted in progress lines as they are taken: ``for x in progress(xs, "instances
-    solved")``. An item counts as done when the loop asks for the next one."""
-    items = list(items) if total is None and not hasattr(items, "__len__") else items
-    counter = Progress(what, len(items) if total is None else total)
-    done = 0
-    counter.update(0)
-    for item in items:
-        yield item
-        done += 1
-        counter.update(done)
+    """A line for the step's log (stderr, flushed at once): warnings, errors, what a step did. Codabench
+    shows it to the participant; scores.json and the page are the only other outputs. A long loop's count
+    is a codascore.progress.Counter (docs/codabench.md#progress-lines)."""
+    DISPLAY.tell(message)
 
 
 @dataclasses.dataclass
@@ -111,23 +52,14 @@ class ScoreGuide:
 
 
 @dataclasses.dataclass(frozen=True)
-class JudgePart:
-    """One part of a code submission's prediction, as ``codascore judge`` runs it (Task.judge_parts).
+class CodeEntry:
+    """How a task's ingestion imports a code submission (what ``codascore pack`` proves under the image's
+    Python, and what a team's environment is checked with): the entry file at the submission's root, and
+    the ingestion's loader (``module:function``) called with the entry's path and ``arguments``."""
 
-    key:       unique among the task's parts, a folder name (``dataset=feynman_I_6_2,seed=3``).
-    group:     the parts scored together: one score per group (UAI: its time limit, "20s"; "" for one
-               score of the whole task).
-    config:    task.yaml values of this part's input data (e.g. ``{"time_limit": 20}``).
-    cores, memory:  what the part's run asks of a worker (memory in bytes).
-    time_limit: seconds the part's prediction step may take (the step's limit, beyond the code's own).
-    """
-
-    key: str
-    group: str = ""
-    config: dict = dataclasses.field(default_factory=dict)
-    cores: float = 1
-    memory: float = 2 * 1024**3
-    time_limit: float | None = None
+    file: str
+    loader: str
+    arguments: tuple[str, ...] = ()
 
 
 @dataclasses.dataclass
@@ -169,6 +101,7 @@ class Task(abc.ABC):
         title ("": pages show name)        score_keys (("score",))       result_files ((): res/ as is)
         has_ingestion (False)              defaults ({}: no parameter)   answer_samples (())
         max_scores ({})                    failing_sample_prefixes (("invalid", "broken"))
+        board_settings (())                code_entry (None: no import of a code submission)
 
     A task may override (what the default does):
 
@@ -180,9 +113,7 @@ class Task(abc.ABC):
         write_perfect_submission   False: no submission repeats the truth
         build_reference    UsageError: no reference data from an organiser's own files
         load_config        task.yaml over defaults; an unknown key is a ReferenceDataError
-        judge_parts        None: the judge runs a code submission as one pipeline (docs/judge.md#units)
-        write_part_input   (only with judge_parts) the input data of one part
-        merge_part_outputs (only with judge_parts) the parts' outputs as one result submission
+        judge_plan         None: the judge runs a submission as one pipeline (codascore/plan.py)
         final_board        None: the task has no final ranking (codascore leaderboard; codascore/board.py)
 
     The attributes:
@@ -204,6 +135,11 @@ class Task(abc.ABC):
                    fails a starting-kit sample that reaches one.
     failing_sample_prefixes: sample submissions whose name starts with one of these must fail (exit 1, no
                    scores.json); the demo and ``codascore check --run`` hold every task to it.
+    board_settings: the task.yaml parameters the final board's formula depends on: the scorer writes them
+                   in details.json's ``settings``, and ``codascore leaderboard`` refuses teams scored with
+                   different values.
+    code_entry:    how the ingestion imports a code submission (CodeEntry), for ``codascore pack`` and a
+                   team's environment; None when code submissions are commands (UAI's solver) or absent.
     """
 
     name: str = ""
@@ -215,6 +151,8 @@ class Task(abc.ABC):
     answer_samples: tuple[str, ...] = ()
     max_scores: dict[str, float | None] = {}
     failing_sample_prefixes: tuple[str, ...] = ("invalid", "broken")
+    board_settings: tuple[str, ...] = ()
+    code_entry: CodeEntry | None = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -296,26 +234,12 @@ class Task(abc.ABC):
         truth (real-world data, whose answer is no formula); max_scores then holds documented bounds only."""
         return False
 
-    # ----- the final judgement (codascore judge): a code submission's prediction in parts -----
-    def judge_parts(self, input_dir: Path, config: dict, profile: dict) -> list[JudgePart] | None:
-        """The parts a code submission's prediction step splits into for ``codascore judge``, the organisers'
-        own jobs (one SRBench fit per dataset and seed, one UAI solver run per instance and time limit), each
-        run as its own prediction step on the input data write_part_input makes for it; profile holds the
-        budget profile's settings for this task (docs/judge.md#profiles). None (the default): no parts, the
-        whole submission is one pipeline unit."""
+    # ----- the final judgement (codascore judge) -----
+    def judge_plan(self) -> "JudgePlan | None":
+        """How ``codascore judge`` judges this task as its organisers did: its budget profiles, its groups and
+        a code submission's parts (codascore.plan.JudgePlan; docs/judge.md#plans). None (the default): one
+        pipeline unit per submission, as ``codascore run`` runs it."""
         return None
-
-    def write_part_input(self, input_dir: Path, part: JudgePart, dest: Path) -> None:
-        """Write into dest the input data of one part: input_dir's files that part needs, and a task.yaml
-        with part.config over input_dir's. ReferenceDataError when input_dir cannot be read."""
-        raise UsageError(f"{self.name}: no judge parts")
-
-    def merge_part_outputs(self, outputs: dict[str, Path], dest: Path, config: dict) -> None:
-        """Write into dest the result submission the parts' prediction outputs make together, as the whole
-        ingestion would have written it (outputs: part key -> that part's output folder; a part whose code
-        failed has an ingestion_error.txt there, and its runs are then missing, as in the whole ingestion).
-        Raise SubmissionError when the parts together hold nothing to score."""
-        raise UsageError(f"{self.name}: no judge parts")
 
     # ----- the final leaderboard (codascore leaderboard) -----
     def final_board(self, config: dict) -> "Board | None":

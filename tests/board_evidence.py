@@ -12,6 +12,7 @@ import pandas as pd
 
 from codascore import codabench
 from codascore.board import Board, Evidence
+from codascore.formats.details import checked
 
 
 def score_sample(reference: Path, submission: Path, work: Path) -> tuple[dict, dict]:
@@ -23,6 +24,13 @@ def score_sample(reference: Path, submission: Path, work: Path) -> tuple[dict, d
     assert code == 0, f"{submission} was not scored (exit {code})"
     return (json.loads((work / "output" / "details.json").read_text()),
             json.loads((work / "output" / "scores.json").read_text()))
+
+
+def unit_rows(board: Board, details: dict) -> list[dict]:
+    """A details.json's document as the leaderboard reads it: checked (formats.details.checked), its rows
+    from the board, each unit named within its group (Details.unit)."""
+    found = checked(details)
+    return [{**row, "unit": found.unit(str(row["unit"]))} for row in board.unit_rows(found)]
 
 
 def stack(board: Board, task: str, teams: dict[str, list[dict]]) -> Evidence:

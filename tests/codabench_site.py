@@ -50,7 +50,8 @@ from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DIR = Path(os.environ.get("CODASCORE_SHARED", REPO_ROOT.parent / "shared"))
-SNAPSHOT = SHARED_DIR / "codabench" / "codabench-c7dbc756.tar.gz"
+#: The snapshot: $CODABENCH_SNAPSHOT (make test-codabench sets it from CODABENCH_SHARED), else the sibling shared/'s.
+SNAPSHOT = Path(os.environ.get("CODABENCH_SNAPSHOT") or SHARED_DIR / "codabench" / "codabench-c7dbc756.tar.gz")
 VENV = REPO_ROOT / ".venv-codabench"
 PYENV_ROOT = Path(os.environ.get("PYENV_ROOT", Path.home() / ".pyenv"))
 #: Packages of the lock not installed: the project itself, Windows-only ones, linters and its test runner.

@@ -19,7 +19,7 @@ class MeanBoard(Board):
         self.design, self.higher_is_better, self.missing_policy = design, higher_is_better, missing_policy
 
     def unit_rows(self, details):
-        return details["rows"]
+        return details.data["rows"]
 
     def scores(self, evidence: Evidence, rule: str) -> np.ndarray:
         values = evidence.values[:, :, 0]

@@ -11,10 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from board_evidence import score_sample, stack
+from board_evidence import score_sample, stack, unit_rows
 from codascore.board import Evidence
 from codascore.competition import read_task_config
 from codascore.errors import ReferenceDataError, SubmissionError
+from codascore.formats.details import checked
+from codascore.leaderboard.inputs import Inputs, TeamFiles, check_board_settings
 
 TASK = "ariel.retrieval"
 SAMPLES = ("ground_truth", "gaussian_baseline", "point_mass")
@@ -32,7 +34,7 @@ def scored(project_data, tmp_path_factory):
 
 def test_the_final_score_on_the_full_data_is_the_scorers_to_the_last_bit(scored):
     board, outputs = scored
-    evidence = stack(board, TASK, {name: board.unit_rows(details) for name, (details, _) in outputs.items()})
+    evidence = stack(board, TASK, {name: unit_rows(board, details) for name, (details, _) in outputs.items()})
     assert list(board.rules)[0] == "final"
     for rule, key in (("final", "score"), ("posterior", "posterior_score"), ("spectral", "spectral_score")):
         assert board.scores(evidence, rule).tolist() == [outputs[name][1][key] for name in SAMPLES], rule
@@ -47,7 +49,7 @@ def test_the_final_score_on_the_full_data_is_the_scorers_to_the_last_bit(scored)
 def test_the_rows_carry_the_spectral_subset_and_the_design_resamples_within_it(scored):
     board, outputs = scored
     details = outputs["gaussian_baseline"][0]
-    rows = board.unit_rows(details)
+    rows = unit_rows(board, details)
     assert [row["unit"] for row in rows] == [record["id"] for record in details["instances"]]
     assert [row["in_spectral_subset"] for row in rows] == [int("spectral" in r) for r in details["instances"]]
     assert 0 < sum(row["in_spectral_subset"] for row in rows) < len(rows)
@@ -57,16 +59,18 @@ def test_the_rows_carry_the_spectral_subset_and_the_design_resamples_within_it(s
 def test_a_details_json_of_another_task_or_rule_is_refused_naming_the_field(scored):
     board, outputs = scored
     details = outputs["point_mass"][0]
-    with pytest.raises(SubmissionError, match="'task'.*weak_lensing.phase1"):
-        board.unit_rows({**details, "task": "weak_lensing.phase1"})
+    assert details["board_settings"] == {"posterior_weight": board.beta}
+    with pytest.raises(ReferenceDataError, match="'task' is 'weak_lensing.phase1', not 'ariel.retrieval'"):
+        checked({**details, "task": "weak_lensing.phase1"}, task=TASK)
     other = copy.deepcopy(details)
-    other["settings"]["posterior_weight"] = 0.5
-    with pytest.raises(ReferenceDataError, match="posterior_weight"):
-        board.unit_rows(other)
+    other["board_settings"]["posterior_weight"] = 0.5
+    with pytest.raises(ReferenceDataError, match="board_settings.posterior_weight"):
+        check_board_settings(Inputs(TASK, [TeamFiles("t", [checked(other)])]), ("posterior_weight",),
+                             {"posterior_weight": board.beta})
     broken = copy.deepcopy(details)
     broken["instances"][2]["posterior"] = None
     with pytest.raises(SubmissionError, match=r"instances\[2\].*'posterior'"):
-        board.unit_rows(broken)
+        board.unit_rows(checked(broken))
 
 
 # ------------------------------------------------------------------------------------- properties
@@ -81,8 +85,7 @@ def evidence_of(board, posterior, spectral, subset) -> Evidence:
             if subset[p]:
                 record["spectral"] = spectral[t, p]
             instances.append(record)
-        teams[f"team{t}"] = board.unit_rows({"task": TASK, "settings": {"posterior_weight": board.beta},
-                                             "instances": instances})
+        teams[f"team{t}"] = unit_rows(board, {"task": TASK, "status": "scored", "instances": instances})
     return stack(board, TASK, teams)
 
 

@@ -208,7 +208,7 @@ def test_debug_after_the_verb_shows_the_traceback(tmp_path):
 
 
 def test_a_bug_is_told_in_two_lines_with_exit_3(monkeypatch, capsys):
-    from codascore.commands import Check
+    from codascore.commands.bundles import Check
 
     def broken(self, args):
         raise KeyError("surprise")

@@ -39,9 +39,15 @@ TEST_SEED = "271828182845904523536028747135266249775"
 BUNDLE_NAMES = ("ariel", "srbench", "suite", "uai", "weak_lensing")
 
 
+#: The one parameter of the tests of the platform's own bundles when there is no snapshot: each fails.
+NO_SNAPSHOT = "no snapshot"
+
+
 def platform_bundle_names() -> list[str]:
+    """The platform's own test bundles in the snapshot; without a snapshot one name, whose test fails
+    (never an empty list: pytest would skip those tests, and a run without the snapshot would pass)."""
     if not SNAPSHOT.is_file():
-        return []
+        return [NO_SNAPSHOT]
     with tarfile.open(SNAPSHOT) as archive:
         return sorted(Path(n).name for n in archive.getnames()
                       if n.startswith(PLATFORM_BUNDLES) and n.endswith(".zip"))
@@ -49,6 +55,9 @@ def platform_bundle_names() -> list[str]:
 
 def platform_bundle(name: str, folder: Path) -> Path:
     """One of the platform's own test bundles, taken from the snapshot."""
+    if not SNAPSHOT.is_file():
+        pytest.fail(f"no Codabench snapshot at {SNAPSHOT}: make test-codabench CODABENCH_SHARED=DIR names the folder "
+                    "that holds it (or set CODABENCH_SNAPSHOT)")
     with tarfile.open(SNAPSHOT) as archive:
         data = archive.extractfile(PLATFORM_BUNDLES + name).read()
     target = folder / name

@@ -2,8 +2,8 @@
 module-level or inside a function):
 
 - no import cycle anywhere in ``codascore/``;
-- a family imports only the core modules task, board, errors, validate, report and sandbox (and, to generate
-  data, seeds), and its own modules; its ``cli`` sits on top and may import anything;
+- a family imports only the core modules task, board, plan, formats, errors, progress, validate, report and
+  sandbox (and, to generate data, seeds), and its own modules; its ``cli`` sits on top and may import anything;
 - a family's generation (``generate`` and what only generation imports) never imports its ``tasks``.
 """
 
@@ -18,9 +18,13 @@ from codascore.competition import project_root
 from codascore.registry import FAMILIES
 
 PACKAGE = project_root() / "codascore"
-#: The core modules a family may import (seeds: the private seed's derivation, for its generators).
-FAMILY_MAY_IMPORT = {"codascore.task", "codascore.board", "codascore.errors", "codascore.validate", "codascore.report",
-                     "codascore.sandbox", "codascore.seeds", "codascore"}
+#: The core modules a family may import (seeds: the private seed's derivation, for its generators; the
+#: formats the tools hand each other, codascore/formats/).
+FAMILY_MAY_IMPORT = {"codascore.task", "codascore.board", "codascore.plan", "codascore.errors", "codascore.validate",
+                     "codascore.report", "codascore.sandbox", "codascore.seeds", "codascore.progress", "codascore",
+                     "codascore.formats",
+                     "codascore.formats.details", "codascore.formats.outputs", "codascore.formats.atomic",
+                     "codascore.formats.environment"}
 
 
 def module_name(path: Path) -> str:
@@ -99,7 +103,7 @@ def test_no_import_cycle_anywhere():
 def test_the_cycle_finder_finds_a_cycle():
     GRAPH["codascore.errors"].add("codascore.task")  # task imports errors: now a cycle
     try:
-        assert ["codascore.errors", "codascore.task"] in cycles()
+        assert any({"codascore.errors", "codascore.task"} <= set(cycle) for cycle in cycles())
     finally:
         GRAPH["codascore.errors"].discard("codascore.task")
 

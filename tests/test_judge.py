@@ -311,11 +311,16 @@ def test_the_judge_verb_judges_prints_the_status_and_refuses_a_wrong_command_lin
     assert "uai.pr: 2 units (1 done, 1 failed); 2 run now" in captured.out
     assert f"results: {out / 'results.csv'}" in captured.out
     assert "skipped empty:" in captured.err and "Dask dashboard" in captured.err
-    assert cli_main(["judge", "--status", str(out)]) == ExitCode.OK
+    assert cli_main(["judge", "status", str(out)]) == ExitCode.OK
     table = capsys.readouterr().out
     assert "uai.pr / alice" in table and "uai.pr / carol" in table and "skipped uai.pr / empty" in table
-    for wrong in (["judge", "--status", str(out), TASK], ["judge", TASK, str(teams)],
-                  ["judge", TASK, str(tmp_path / "none"), "--out", str(out)],
-                  ["judge", TASK, str(teams), "--out", str(out), "--retries", "-1"]):
+    for wrong in (["judge", TASK, str(tmp_path / "none"), "--out", str(out)],
+                  ["judge", TASK, str(teams), "--out", str(out), "--retries", "-1"],
+                  ["judge", "status", str(tmp_path / "none")]):
         assert cli_main(wrong) == ExitCode.ORGANISER_ERROR, wrong
         assert capsys.readouterr().err.startswith("error: ")
+    for wrong in (["judge", "status", str(out), TASK], ["judge", TASK, str(teams)]):  # argparse's refusals
+        with pytest.raises(SystemExit) as refused:
+            cli_main(wrong)
+        assert refused.value.code == ExitCode.ORGANISER_ERROR, wrong
+        assert capsys.readouterr().err.startswith("codascore")

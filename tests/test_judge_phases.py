@@ -1,5 +1,5 @@
 """A bundle's phase as the judge's input (codascore.judge.phases): the project's own competition YAMLs, a
-fixture bundle as a folder and as a zip, and ``codascore judge --bundle PATH --phase N`` judging a phase's
+fixture bundle as a folder and as a zip, and ``codascore judge phase BUNDLE PHASE`` judging a phase's
 two tasks in turn into one results.csv with the phase's time limit."""
 
 from __future__ import annotations
@@ -83,7 +83,7 @@ def test_the_judge_verb_judges_a_bundles_phase_into_one_results_csv(project_data
     bundle = uai_bundle(project_data, tmp_path / "bundle")
     shutil.copytree(project_data / "sample_submissions" / "uai.pr" / "exact", tmp_path / "teams" / "alice")
     out = tmp_path / "judgement"
-    assert cli_main(["judge", "--bundle", str(bundle), "--phase", "Inference", str(tmp_path / "teams"),
+    assert cli_main(["judge", "phase", str(bundle), "Inference", str(tmp_path / "teams"),
                      "--out", str(out), "--workers", "1"]) == ExitCode.OK
     printed = capsys.readouterr()
     assert "uai.pr: 1 units (1 done)" in printed.out and "uai.mar: 1 units" in printed.out
@@ -93,11 +93,13 @@ def test_the_judge_verb_judges_a_bundles_phase_into_one_results_csv(project_data
     assert set(rows) == {"uai.pr", "uai.mar"} and rows["uai.pr"]["state"] == "done"
     with sqlite3.connect(out / "judge.sqlite") as db:
         assert set(db.execute("SELECT task, time_limit FROM units")) == {("uai.pr", 120.0), ("uai.mar", 120.0)}
-    for wrong in (["--bundle", str(bundle), str(tmp_path / "teams")],
-                  ["--phase", "0", "uai.pr", str(tmp_path / "teams")],
-                  ["--bundle", str(bundle), "--phase", "0", "uai.pr", str(tmp_path / "teams")]):
-        assert cli_main(["judge", *wrong, "--out", str(out)]) == ExitCode.ORGANISER_ERROR, wrong
-        assert capsys.readouterr().err.startswith("error: ")
-    assert cli_main(["judge", "--bundle", str(bundle), "--phase", "Final", str(tmp_path / "teams"),
+    for wrong in (["phase", str(bundle), str(tmp_path / "teams")],  # no PHASE
+                  ["phase", str(bundle), "0", "uai.pr", str(tmp_path / "teams")],  # a TASK too
+                  ["phase", str(bundle), "0", str(tmp_path / "teams"), "--root", str(project_data)]):
+        with pytest.raises(SystemExit) as refused:
+            cli_main(["judge", *wrong, "--out", str(out)])
+        assert refused.value.code == ExitCode.ORGANISER_ERROR, wrong
+        assert capsys.readouterr().err.startswith("codascore")
+    assert cli_main(["judge", "phase", str(bundle), "Final", str(tmp_path / "teams"),
                      "--out", str(out)]) == ExitCode.ORGANISER_ERROR
     assert "0 'Warm-up', 1 'Inference'" in capsys.readouterr().err

@@ -141,9 +141,10 @@ def test_a_unit_given_twice_or_described_differently_is_refused(tmp_path, board,
 
 
 def judgement(tmp_path, teams: dict[str, tuple[float, str, str]], groups: dict | None = None):
-    """A judgement's output folder: results.csv, judge.sqlite and each scored row's run folder; a team
-    has one row per group (groups: group -> its units; default one pipeline row with every unit)."""
-    from codascore.judge.store import SCHEMA
+    """A judgement's output folder: results.csv, judge.sqlite and each scored row's run folder, whose
+    details.json names its group as the scorer writes it; a team has one row per group (groups: group -> its
+    units; default one pipeline row with every unit)."""
+    from codascore.formats.judgement import SCHEMA
 
     out = tmp_path / "judgement"
     out.mkdir()
@@ -159,7 +160,8 @@ def judgement(tmp_path, teams: dict[str, tuple[float, str, str]], groups: dict |
             if state == "done":
                 path = out / run_dir / "scoring" / "output" / "details.json"
                 path.parent.mkdir(parents=True)
-                path.write_text(json.dumps(details(rows(offset, (groups or {}).get(group, UNITS)))))
+                path.write_text(json.dumps({**details(rows(offset, (groups or {}).get(group, UNITS))),
+                                            "group": group}))
             writer.writerow({"team": name, "task": TASK, "group": group, "state": state, "run_folder": run_dir,
                              "outcome": "scored" if state == "done" else "timed out"})
             db.execute("INSERT INTO units (team, task, unit, kind, state, submission_sha256, reference_sha256, "
@@ -183,15 +185,20 @@ def test_a_team_scored_in_groups_has_the_units_of_every_group_and_lacks_those_of
         {"alice": "0", "bob": "3"}
 
 
-def test_each_details_of_a_judgement_carries_its_rows_group(tmp_path):
-    """A group's scoring (one UAI time limit) does not know its group; the board reads it from the row."""
+def test_each_details_of_a_judgement_is_its_rows_group_or_refused(tmp_path, capsys):
+    """A group's scoring (one UAI time limit) names its group in details.json; a file whose group is not its
+    row's would not line up with the other teams' units: refused, naming both."""
     from codascore.leaderboard.inputs import read_inputs
 
     groups = {"20s": UNITS, "1200s": UNITS}
     out = judgement(tmp_path, {"alice/20s": (0.2, "done", "d"), "alice/1200s": (0.1, "done", "d"),
                                "bob/20s": (0.0, "done", "d")}, groups)
-    seen = {team.name: sorted(details["group"] for _, details in team.files) for team in read_inputs([out]).teams}
+    seen = {team.name: sorted(details.group for details in team.files) for team in read_inputs([out]).teams}
     assert seen == {"alice": ["1200s", "20s"], "bob": ["20s"]}
+    path = out / "runs" / "bob" / TASK / "20s" / "scoring" / "output" / "details.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "group": ""}))
+    err = refused(capsys, out, "--out", tmp_path / "board")
+    assert "bob/uai.pr/20s/scoring/output/details.json: field 'group' is ''" in err and "'20s'" in err
 
 
 def test_a_judgements_output_folder_ranks_its_scored_teams_and_shows_the_others(tmp_path, board):

@@ -185,7 +185,7 @@ def test_every_error_class_of_codascore_has_a_code_and_none_is_a_bug():
     assert len(classes) > 10
     for kind in classes:
         error = kind("x")
-        assert exit_code_of_error(error) in (ExitCode.INVALID, ExitCode.ORGANISER_ERROR), kind
+        assert exit_code_of_error(error) in (ExitCode.INVALID, ExitCode.ORGANISER_ERROR, ExitCode.TRY_AGAIN), kind
     assert all(code is not ExitCode.OK for kind, code in ERROR_EXIT_CODES)
 
 
@@ -205,7 +205,7 @@ def test_scoring_outcome_of_the_scorers_exit_code(code, outcome):
 
 def test_the_exit_codes_are_the_documented_numbers():
     assert [(code.name, int(code)) for code in ExitCode] == [("OK", 0), ("INVALID", 1), ("ORGANISER_ERROR", 2),
-                                                              ("BUG", 3), ("INTERRUPTED", 130)]
+                                                              ("BUG", 3), ("TRY_AGAIN", 75), ("INTERRUPTED", 130)]
 
 
 def test_one_line_tells_an_os_error_without_its_errno_and_folds_any_other_message():

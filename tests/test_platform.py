@@ -23,12 +23,13 @@ from codascore.checker.schema import Finding
 from codascore.commands.platform import covering_findings
 from codascore.errors import (NotCodabenchError, PlatformAuthError, PlatformRequestError, PlatformServerError,
                               PlatformTimeout, SiteUnreachable, TransferInterrupted, UsageError)
-from codascore.judge.results import write_csv_atomic
-from codascore.judge.teams import FETCH_NOTES, read_teams
+from codascore.formats.atomic import write_csv_atomic, write_json_atomic
+from codascore.formats.fetch import NOTES
+from codascore.judge.teams import read_teams
 from codascore.outcomes import ExitCode, exit_code_of_error
 from codascore.platform import _auth
 from codascore.platform._http import Http
-from codascore.platform._manifest import choose_team_submission, is_late, reusable, write_json_atomic
+from codascore.platform._manifest import choose_team_submission, is_late, reusable
 
 BODY = bytes(range(256)) * 40
 
@@ -117,10 +118,10 @@ def closed_port() -> int:
 
 
 @pytest.mark.parametrize("path, kind, code", [
-    ("500", PlatformServerError, ExitCode.ORGANISER_ERROR),
+    ("500", PlatformServerError, ExitCode.TRY_AGAIN),
     ("html", NotCodabenchError, ExitCode.INVALID),
     ("404html", NotCodabenchError, ExitCode.INVALID),
-    ("hang", PlatformTimeout, ExitCode.ORGANISER_ERROR),
+    ("hang", PlatformTimeout, ExitCode.TRY_AGAIN),
     ("403", PlatformAuthError, ExitCode.INVALID),
     ("404", PlatformRequestError, ExitCode.INVALID),
 ])
@@ -138,7 +139,7 @@ def test_a_stopped_server_is_unreachable_and_the_sites_fault():
     http = Http(f"http://127.0.0.1:{closed_port()}", timeout=1, retries=0)
     with pytest.raises(SiteUnreachable) as caught:
         http.json("GET", "api/my_profile/", "checking who you are")
-    assert exit_code_of_error(caught.value) is ExitCode.ORGANISER_ERROR
+    assert exit_code_of_error(caught.value) is ExitCode.TRY_AGAIN
 
 
 def test_a_get_is_retried_after_a_fault_and_a_post_is_not(server):
@@ -157,9 +158,11 @@ def test_a_cut_download_leaves_nothing_under_its_name(server, tmp_path):
     dest = tmp_path / "submission.zip"
     with pytest.raises(TransferInterrupted) as caught:
         Http(url, retries=1, backoff=0).download(f"{url}/cut", dest, "fetching submission.zip")
-    assert exit_code_of_error(caught.value) is ExitCode.ORGANISER_ERROR
-    assert list(tmp_path.iterdir()) == []
-    assert len(httpd.seen) == 2  # a download is a GET: tried again once
+    assert exit_code_of_error(caught.value) is ExitCode.TRY_AGAIN
+    assert list(tmp_path.iterdir()) == []  # no ETag: its .part could not be resumed by another fetch
+    # the first cut brought bytes: asked again for the rest at once, no retry spent; this server answers 200
+    # (the file from byte 0) and cuts again at the same byte: no progress, a retry spent; then the last
+    assert len(httpd.seen) == 3
 
 
 def test_a_download_gives_the_bytes_their_size_and_sha256(server, tmp_path):
@@ -212,10 +215,10 @@ def test_the_token_comes_from_a_file_a_password_or_the_environment(server, tmp_p
 def test_the_command_line_tells_a_fault_in_one_line(plain_server, capsys, monkeypatch, tmp_path):
     monkeypatch.setenv("CODABENCH_TOKEN", "tok")
     out = tmp_path / "out"
-    assert cli.main(["fetch", "--site", f"http://127.0.0.1:{closed_port()}", "--phase", "1", str(out)]) == 2
+    assert cli.main(["fetch", "--site", f"http://127.0.0.1:{closed_port()}", "--phase", "1", str(out)]) == 75
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("error: ") and "nothing answers" in err[0]
-    for verb in (["leaderboard", "--phase", "1"], ["fetch", "--phase", "1", str(out)], ["rerun", "--phase", "1"]):
+    for verb in (["site-leaderboard", "--phase", "1"], ["fetch", "--phase", "1", str(out)], ["rerun", "--phase", "1"]):
         assert cli.main([*verb, "--site", plain_server]) == 1
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "Codabench site" in err[0], err
@@ -264,7 +267,7 @@ def test_the_judge_flags_a_submission_made_after_the_end(tmp_path):
     for team in ("early", "late"):
         with zipfile.ZipFile(tmp_path / f"{team}.zip", "w") as archive:
             archive.writestr("answer.txt", team)
-    write_json_atomic(tmp_path / FETCH_NOTES, {
+    write_json_atomic(tmp_path / NOTES, {
         "early": {"submission": 1, "created_when": "2026-01-01T00:00:00Z", "late": False, "phase_end": "2026-02-01"},
         "late": {"submission": 2, "created_when": "2026-02-03T00:00:00Z", "late": True, "phase_end": "2026-02-01"}})
     teams, skipped = read_teams(tmp_path)

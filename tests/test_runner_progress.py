@@ -1,4 +1,4 @@
-"""What `codascore run` shows on the terminal: the steps' progress lines (codascore.task.Progress), their
+"""What `codascore run` shows on the terminal: the steps' progress lines (codascore.progress.Counter), their
 warnings once each, and a counter while a step runs (docs/codabench.md#what-the-terminal-shows)."""
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from codascore import containers, runner, task
+from codascore import containers, progress, runner
+from codascore.progress import Counter, Display
 from codascore.runner import logs
 from codascore.runner.view import StepView, TerminalView
 from codascore.cli import main as cli_main
@@ -40,7 +41,7 @@ class Terminal(io.StringIO):
 
 def test_a_progress_line_is_written_at_most_every_interval_and_each_percent_and_always_the_last():
     clock, stream = Clock(), io.StringIO()
-    counter = task.Progress("models scored", 1000, stream=stream, clock=clock)
+    counter = Counter("models scored", 1000, Display(stream), clock=clock)
     assert counter.update(0)                 # the first count is written at once
     assert not counter.update(50)            # 5 % more, but within the interval
     clock.now = 0.6
@@ -51,12 +52,12 @@ def test_a_progress_line_is_written_at_most_every_interval_and_each_percent_and_
     assert not counter.update(1000, failed=3)
     assert stream.getvalue().splitlines() == ["progress: models scored 0/1000", "progress: models scored 10/1000",
                                               "progress: models scored 1000/1000 (3 failed)"]
-    assert all(logs.PROGRESS_LINE.match(line) for line in stream.getvalue().splitlines())
+    assert all(progress.LINE.match(line) for line in stream.getvalue().splitlines())
 
 
 def test_a_small_total_writes_each_count_after_the_interval():
     clock, stream = Clock(), io.StringIO()
-    counter = task.Progress("instances solved", 7, stream=stream, clock=clock)
+    counter = Counter("instances solved", 7, Display(stream), clock=clock)
     for done in range(8):
         clock.now = done * 0.5
         counter.update(done)
@@ -65,14 +66,14 @@ def test_a_small_total_writes_each_count_after_the_interval():
 
 def test_on_a_terminal_the_line_is_redrawn_in_place():
     stream = Terminal()
-    counter = task.Progress("runs fitted", 2, stream=stream)
+    counter = Counter("runs fitted", 2, Display(stream))
     counter.update(0)
     counter.update(2)
-    assert stream.getvalue() == "\rprogress: runs fitted 0/2\rprogress: runs fitted 2/2\n"
+    assert stream.getvalue() == "\r\x1b[Kprogress: runs fitted 0/2\r\x1b[Kprogress: runs fitted 2/2\n"
 
 
 def test_the_progress_generator_counts_the_items_of_a_loop(capsys):
-    assert list(task.progress(iter(["a", "b", "c"]), "items read")) == ["a", "b", "c"]
+    assert list(progress.counted(iter(["a", "b", "c"]), "items read")) == ["a", "b", "c"]
     lines = capsys.readouterr().err.splitlines()
     assert lines[0] == "progress: items read 0/3" and lines[-1] == "progress: items read 3/3"
 
@@ -83,7 +84,7 @@ def test_the_view_echoes_each_warning_once_and_shows_the_latest_count(tmp_path):
     log = tmp_path / "scoring_stderr.txt"
     log.write_text("codascore scoring program\nprogress: models scored 3/160\nWARNING: 1 of 160 runs have no mod")
     clock, stream = Clock(), io.StringIO()
-    view = StepView("scoring", [log], stream=stream, clock=clock)
+    view = StepView("scoring", [log], Display(stream), clock=clock)
     view.poll()
     assert stream.getvalue() == ""          # a half-written line waits; nothing is shown before 2 s
     with log.open("a") as handle:
@@ -107,7 +108,7 @@ def test_on_a_terminal_the_view_redraws_one_line_and_clears_it_for_a_warning(tmp
     log = tmp_path / "ingestion_stderr.txt"
     log.write_text("")
     clock, stream = Clock(), Terminal()
-    view = StepView("prediction", [log], stream=stream, clock=clock)
+    view = StepView("prediction", [log], Display(stream), clock=clock)
     clock.now = 3.0
     view.poll()
     assert stream.getvalue() == "\r\x1b[K[prediction] running, 3 s"
@@ -121,15 +122,15 @@ def test_on_a_terminal_the_view_redraws_one_line_and_clears_it_for_a_warning(tmp
                                       "\r\x1b[K[prediction] running, 4 s")
 
 
-def test_a_quiet_view_shows_nothing_but_keeps_the_warnings(tmp_path):
+def test_a_quiet_view_shows_the_warnings_but_no_status(tmp_path):
     log = tmp_path / "scoring_stderr.txt"
     log.write_text("WARNING: something partial\nprogress: x 1/2\n")
     clock, stream, shown = Clock(), Terminal(), []
-    view = StepView("scoring", [log], stream=stream, quiet=True, shown_warnings=shown, clock=clock)
+    view = StepView("scoring", [log], Display(stream, hidden=True), shown_warnings=shown, clock=clock)
     clock.now = 10.0
     view.poll()
     view.finish()
-    assert stream.getvalue() == "" and shown == ["WARNING: something partial"]
+    assert stream.getvalue() == "WARNING: something partial\n" and shown == ["WARNING: something partial"]
 
 
 def test_a_participants_log_cannot_drive_the_terminal_or_flood_it(tmp_path, monkeypatch):
@@ -138,7 +139,7 @@ def test_a_participants_log_cannot_drive_the_terminal_or_flood_it(tmp_path, monk
     log.write_text("WARNING: \x1b]0;owned\x07 title\n" + "".join(f"WARNING: number {i}\n" for i in range(10))
                    + "WARNING: " + "x" * 5000 + "\n")
     stream = io.StringIO()
-    view = StepView("prediction", [log], stream=stream, clock=Clock())
+    view = StepView("prediction", [log], Display(stream), clock=Clock())
     view.finish()
     assert stream.getvalue().splitlines() == ["WARNING: ?]0;owned? title", "WARNING: number 0", "WARNING: number 1",
                                               "(more than 3 warnings: the rest are in the logs)"]
@@ -189,12 +190,17 @@ def test_the_run_shows_a_steps_progress_and_warnings_with_a_terminal_view_only(p
         assert "1 warning (printed above" in runner.format_run(result)
 
 
-def test_the_wrapper_folder_warning_reaches_the_terminal(project_data, tmp_path, capsys):
+@pytest.mark.parametrize("quiet", [[], ["--quiet"]], ids=["shown", "quiet"])
+def test_the_wrapper_folder_warning_reaches_the_terminal(project_data, tmp_path, capsys, monkeypatch, quiet):
+    """--quiet hides the commands and the status line, never a warning or the outcome."""
+    monkeypatch.setattr("codascore.runner.view.QUIET_SECONDS", 0.0)
     data = (project_data / "sample_submissions" / TASK / "calibrated" / "result.json").read_bytes()
     archive = tmp_path / "wrapped.zip"
     with zipfile.ZipFile(archive, "w") as handle:
         handle.writestr("my_submission/result.json", data)
-    assert cli_main(["run", TASK, str(archive), "--root", str(project_data), "--out", str(tmp_path / "run"),
-                     "--no-sandbox"]) == 0
-    err = capsys.readouterr().err
+    assert cli_main([*quiet, "run", TASK, str(archive), "--root", str(project_data), "--out",
+                     str(tmp_path / "run"), "--no-sandbox"]) == 0
+    out, err = capsys.readouterr()
     assert err.count("WARNING: the submission zip holds a wrapper folder 'my_submission/'") == 1
+    assert ("[scoring]" in err) is not bool(quiet)
+    assert "scored in" in out

@@ -19,7 +19,7 @@ from codascore.registry import get_task
 from codascore.srbench import files
 from codascore.srbench.expressions import parse_model
 from codascore.srbench.metrics import compile_model
-from codascore.srbench.ingest import eval_kwargs_problem, unscale_model
+from codascore.srbench.ingest import check_regressor, eval_kwargs_problem, unscale_model
 from codascore.srbench.workers import run_jobs
 
 TASK = "srbench.qualification"
@@ -218,6 +218,71 @@ def test_a_name_the_installed_package_lacks_is_not_called_a_missing_module(tmp_p
     [message] = caught.value.problems
     assert "cannot import name 'NoSuchRegressor'" in message and "is not available here" not in message
     assert "environment.yml, install.sh and requirements.txt are never run" in message
+
+
+# An import that takes longer than a fit may: its check has a limit of its own (import_time_limit).
+SLOW_IMPORT = """import time
+
+time.sleep(2.5)
+from sklearn.linear_model import LinearRegression
+
+est = LinearRegression()
+
+
+def model(est, X):
+    return " + ".join([repr(float(est.intercept_))] + [f"{w!r}*{n}" for w, n in zip(est.coef_, X.columns)])
+"""
+
+
+def test_the_import_check_has_a_limit_of_its_own_not_the_fits(tmp_path):
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / files.REGRESSOR_FILE).write_text(SLOW_IMPORT)
+    task = get_task(TASK)
+    check_regressor(folder / files.REGRESSOR_FILE, task.load_config({"fit_time_limit": 1, "import_time_limit": 60}))
+    with pytest.raises(SubmissionError) as caught:
+        check_regressor(folder / files.REGRESSOR_FILE, task.load_config({"fit_time_limit": 60,
+                                                                         "import_time_limit": 1}))
+    assert caught.value.problems == [f"{files.REGRESSOR_FILE}: importing it took longer than the import check's "
+                                     "time limit of 1 s (import_time_limit)"]
+
+
+# A search stopped by the alarm before it holds any model: model() then raises.
+NO_MODEL_YET = """import time
+
+
+class Search:
+    def fit(self, X, y):
+        while True:
+            time.sleep(0.05)
+
+    def predict(self, X):
+        return self.best_.predict(X)
+
+
+est = Search()
+
+
+def model(est, X):
+    return est.best_
+"""
+
+
+def test_a_fit_stopped_by_the_alarm_whose_model_then_raised_says_both(tmp_path):
+    inputs = tmp_path / "input"
+    _write_inputs(inputs)
+    folder = tmp_path / "submission"
+    folder.mkdir()
+    (folder / files.REGRESSOR_FILE).write_text(NO_MODEL_YET)
+    task = get_task(TASK)
+    with pytest.raises(SubmissionError) as caught:
+        task.ingest(inputs, tmp_path / "out", folder, task.load_config({"fit_time_limit": 1, "workers": 2}))
+    said = ("the fit's alarm at 1 s stopped the fit, and model(est, X) then raised AttributeError: 'Search' object "
+            "has no attribute 'best_'")
+    assert said in "\n".join(caught.value.problems)
+    runs = json.loads((tmp_path / "out" / files.RUNS_FILE).read_text())
+    assert len(runs) == len(DATASETS) * len(SEEDS)
+    assert all(run["outcome"] == "failed" and said in run["reason"] for run in runs.values())
 
 
 @pytest.mark.parametrize("value, problem", [

@@ -15,9 +15,11 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from board_evidence import unit_rows
 from codascore.board import Evidence
 from codascore.cli import main as cli_main
 from codascore.errors import ReferenceDataError
+from codascore.formats.details import NotScored, checked
 from codascore.registry import get_task
 from codascore.srbench import files
 from codascore.srbench.cli import load_results
@@ -33,7 +35,7 @@ REALWORLD = "srbench.realworld"
 def stack(board, details: dict[str, dict], task: str) -> Evidence:
     """The evidence ``codascore leaderboard`` builds (codascore/board.py): every team's unit rows on the union
     of the units, NaN where a team has none; the units table holds the id and the design's column only."""
-    rows = {team: board.unit_rows(d) for team, d in details.items()}
+    rows = {team: unit_rows(board, d) for team, d in details.items()}
     table = {r["unit"]: {"unit": r["unit"], "dataset": r["dataset"]}
              for team_rows in rows.values() for r in team_rows}
     position = {unit: index for index, unit in enumerate(table)}
@@ -330,12 +332,12 @@ def test_qualification_has_no_final_board_and_other_tasks_details_are_refused():
     assert get_task("srbench.qualification").final_board({}) is None
     board = get_task(SYNTHETIC).final_board({})
     record = {"dataset": "d", "seed": 1, "r2_test": 0.5, "simplicity": -1.0, "property": 1.0}
-    with pytest.raises(ReferenceDataError, match="task is 'srbench.realworld', not 'srbench.synthetic'"):
-        board.unit_rows(details_of([record], REALWORLD))
-    with pytest.raises(ReferenceDataError, match="status is 'invalid'"):
-        board.unit_rows({**details_of([record]), "status": "invalid"})
+    with pytest.raises(ReferenceDataError, match="'task' is 'srbench.realworld', not 'srbench.synthetic'"):
+        checked(details_of([record], REALWORLD), task=SYNTHETIC)
+    with pytest.raises(NotScored, match="'status' is 'invalid'"):
+        checked({**details_of([record]), "status": "invalid"})
     with pytest.raises(ReferenceDataError, match="no per-run instances"):
-        board.unit_rows({"task": SYNTHETIC, "status": "scored", "instances": []})
+        board.unit_rows(checked({"task": SYNTHETIC, "status": "scored", "instances": []}))
 
 
 def test_the_task_configuration_names_the_official_rule():

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from codascore.srbench.workers import run_jobs
-from codascore.task import Progress
+from codascore.progress import Counter, Display
 
 
 def _job(kind: str, value: int):
@@ -29,7 +29,7 @@ def _job(kind: str, value: int):
 def test_results_errors_timeouts_and_deaths_each_stay_with_their_job():
     stream = io.StringIO()
     jobs = [("ok", 1), ("raise", 2), ("sleep", 60), ("die", 0), ("ok", 5), ("ok", 6)]
-    outcomes = run_jobs(_job, jobs, time_limit=2, n_workers=2, progress=Progress("test", len(jobs), stream))
+    outcomes = run_jobs(_job, jobs, time_limit=2, n_workers=2, progress=Counter("test", len(jobs), Display(stream)))
     assert [o.status for o in outcomes] == ["ok", "error", "timeout", "error", "ok", "ok"]
     assert outcomes[0].value == 2 and outcomes[5].value == 12
     assert "bad value 2" in outcomes[1].message

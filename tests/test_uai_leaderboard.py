@@ -16,11 +16,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import uai2022_final as published_data
+from board_evidence import unit_rows
 from fuzzing import score_case
 from codascore.errors import ReferenceDataError
+from codascore.formats.details import checked
 from codascore.uai import TASKS
 from codascore.uai.best_known import update_best
-from codascore.uai.leaderboard import OFFICIAL_LIMITS, limit_means, time_limit_of
+from codascore.uai.leaderboard import OFFICIAL_LIMITS, limit_means
 
 #: |mean - published| allowed where the printed per-instance scores leave the published decimal open; the
 #: float slack absorbs the binary representation of an exact decimal difference of 0.051.
@@ -191,12 +193,13 @@ def test_unit_rows_name_the_time_limit_and_refuse_another_task(project_data):
     result = score_folder(task, project_data / "reference_data" / "uai.mpe",
                           project_data / "sample_submissions" / "uai.mpe" / "perturbed")
     board = task.final_board(task.load_config({}))
-    rows = board.unit_rows(details_of(task, result, "1200s"))
+    rows = unit_rows(board, details_of(task, result, "1200s"))
     assert {row["time_limit"] for row in rows} == {"1200s"}
     assert all(row["unit"] == f"1200s/{row['instance']}" for row in rows)
-    assert time_limit_of({"settings": {"time_limit": 20}}) == "20s" and time_limit_of({}) == ""
+    assert task.judge_plan().group_of({"time_limit": 20}) == "20s"
+    assert {row["time_limit"] for row in unit_rows(board, details_of(task, result))} == {""}
     with pytest.raises(ReferenceDataError, match="'uai.pr'"):
-        board.unit_rows({**details_of(task, result), "task": "uai.pr"})
+        checked({**details_of(task, result), "task": "uai.pr"}, task="uai.mpe")
 
 
 def test_teams_scored_on_different_reference_data_are_refused(project_data):

@@ -147,7 +147,7 @@ def test_a_code_submission_is_sent_to_codascore_run(tmp_path, capsys):
 
 def test_a_generation_module_missing_from_the_wheel_is_told_as_such(monkeypatch, capsys):
     from codascore.cli import left_out_of_wheel
-    from codascore.commands import Reference
+    from codascore.commands.reference import Reference
 
     def without_generators(self, args):
         raise ModuleNotFoundError("No module named 'codascore.uai.generate'", name="codascore.uai.generate")

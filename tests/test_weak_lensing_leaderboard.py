@@ -11,9 +11,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from board_evidence import score_sample, stack
+from board_evidence import score_sample, stack, unit_rows
 from codascore.competition import read_task_config
 from codascore.errors import ReferenceDataError, SubmissionError
+from codascore.formats.details import checked
+from codascore.leaderboard.inputs import Inputs, TeamFiles, check_board_settings
 from codascore.weak_lensing import files
 from codascore.weak_lensing.leaderboard import Phase2Board
 
@@ -35,7 +37,7 @@ def board_and_scores(project_data, tmp_path, name, samples):
 
 
 def full_scores(board, task, outputs, rule):
-    evidence = stack(board, task, {name: board.unit_rows(details) for name, (details, _) in outputs.items()})
+    evidence = stack(board, task, {name: unit_rows(board, details) for name, (details, _) in outputs.items()})
     return board.scores(evidence, rule).tolist(), evidence
 
 
@@ -58,7 +60,7 @@ def test_phase1_floor_applies_to_a_resampled_mean_and_to_non_finite_maps(project
     scores, _ = full_scores(board, PHASE1, {"nan": (details, {}), "low": (worse, {})}, "score")
     assert scores == [-1e6, -1e6]
     with pytest.raises(SubmissionError, match=r"instances\[0\] has no 'score'"):
-        board.unit_rows({**details, "instances": [{"id": 0, "p_ind": 0.5}]})
+        board.unit_rows(checked({**details, "instances": [{"id": 0, "p_ind": 0.5}]}))
 
 
 def test_phase2_both_rankings_on_the_full_data_are_the_scorers(project_data, tmp_path):
@@ -94,21 +96,23 @@ def test_phase2_deployed_ranks_the_submitted_ood_scores_first(project_data, tmp_
 def test_phase2_details_are_refused_without_labels_or_from_another_task(project_data, tmp_path):
     board, outputs = board_and_scores(project_data, tmp_path, PHASE2, ("dummy",))
     details = outputs["dummy"][0]
-    with pytest.raises(SubmissionError, match="'task'.*weak_lensing.phase2_deployed"):
-        board.unit_rows({**details, "task": DEPLOYED})
+    with pytest.raises(ReferenceDataError, match="'task' is 'weak_lensing.phase2_deployed', not 'weak_lensing.phase2'"):
+        checked({**details, "task": DEPLOYED}, task=PHASE2)
     with pytest.raises(ReferenceDataError, match="label"):
-        Phase2Board(PHASE2, "seed", board.eps).unit_rows(details)
+        Phase2Board(PHASE2, "seed", board.eps).unit_rows(checked(details))
     assert board.needs_reference and "tie" not in board.rules["TPR"]  # the alternative declares nothing
     with pytest.raises(ReferenceDataError, match="holds 999 maps"):
-        board.unit_rows({**details, "instances": details["instances"][:999]})
-    with pytest.raises(ReferenceDataError, match="'eps'"):
-        board.unit_rows({**details, "eps": 1e-6})
+        board.unit_rows(checked({**details, "instances": details["instances"][:999]}))
+    assert details["board_settings"] == {"ranking": "seed", "eps": board.eps}
+    with pytest.raises(ReferenceDataError, match="'board_settings.eps' is 1e-06"):
+        check_board_settings(Inputs(PHASE2, [TeamFiles("t", [checked({**details, "board_settings": {"eps": 1e-6}})])]),
+                             ("ranking", "eps"), {"ranking": "seed", "eps": board.eps})
     assert details["tpr_low_fpr_from"] == "ood_scores"  # dummy submits both vectors
     older = [{"id": r["id"], "p_ind": r["p_ind"]} for r in details["instances"]]  # as scored before this version
     with pytest.raises(SubmissionError, match="'tpr_low_fpr_from'"):  # the TPR ranked vectors it lacks
-        board.unit_rows({**details, "instances": older})
+        board.unit_rows(checked({**details, "instances": older}))
     with pytest.raises(SubmissionError, match="neither p_ind nor ood_score"):
-        board.unit_rows({**details, "instances": [{"id": r["id"]} for r in details["instances"]]})
+        board.unit_rows(checked({**details, "instances": [{"id": r["id"]} for r in details["instances"]]}))
 
 
 # ------------------------------------------------------------------------------------- properties
@@ -132,7 +136,7 @@ def test_phase2_on_a_stratified_replicate_is_the_official_formula_of_the_resampl
     rng.shuffle(labels)
     board = Phase2Board(PHASE2, "seed", 1e-15, labels)
     p_ind = np.round(rng.uniform(size=(n_teams, len(labels))), 1)  # ties, and exact 0 and 1
-    teams = {f"t{t}": board.unit_rows({"task": PHASE2, "eps": 1e-15, "instances": [
+    teams = {f"t{t}": unit_rows(board, {"task": PHASE2, "status": "scored", "instances": [
         {"id": k, "p_ind": float(p)} for k, p in enumerate(p_ind[t])]}) for t in range(n_teams)}
     evidence = stack(board, PHASE2, teams)
     # a paired replicate drawn within each class, as Design(strata=("ood",)) draws it

@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from board_evidence import unit_rows
 from codascore.board import Evidence
 
 DATA = Path(__file__).resolve().parent / "data" / "uai2022_final"
@@ -154,7 +155,7 @@ def details_of(task: str, rows: pd.DataFrame) -> dict[tuple[str, str], dict]:
 
 def stack(board, details: dict[str, list[dict]]) -> Evidence:
     """team -> its details.json files, as one Evidence (rows stacked by unit id; NaN where a team lacks one)."""
-    rows = {team: [row for d in files for row in board.unit_rows(d)] for team, files in details.items()}
+    rows = {team: [row for d in files for row in unit_rows(board, d)] for team, files in details.items()}
     metrics = board.metric_names()
     units = pd.DataFrame([{k: v for k, v in row.items() if k not in metrics}
                           for row in next(iter(rows.values()))]).drop_duplicates("unit").reset_index(drop=True)

@@ -119,7 +119,6 @@ class TaurexCheck(Command):
 
 class Ariel(Group):
     name = "ariel"
-    help = "Ariel Data Challenge 2023 helpers"
     commands = (ToNpz, ValidateFile, TaurexCheck)
 
 

@@ -25,6 +25,9 @@ from ..errors import ReferenceDataError, SubmissionError
 from ..validate import Problems
 from .metrics import N_TARGETS, SUM_TOLERANCE
 
+#: The entry file of a code submission: its predict(spectra, noise, aux) (ariel/ingest.py).
+ENTRY_FILE = "model.py"
+
 DATASETS = ("tracedata", "weights")
 #: What ingestion writes and the official helper names a submission.
 SUBMISSION_FILE = "submission.hdf5"

@@ -18,7 +18,7 @@ from ..sandbox import call_with_time_limit, find_entry, import_participant_modul
 from ..task import log
 from . import files
 
-ENTRY_FILE = "model.py"
+ENTRY_FILE = files.ENTRY_FILE
 
 
 def _run_predict(entry: Path, spectra, noise, aux):

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..board import Board, Design, Evidence
 from ..errors import ReferenceDataError, SubmissionError
+from ..formats.details import Details
 from .metrics import final_score
 
 #: The per-planet metrics, in Evidence.values' order; "spectral" is 0 outside the spectral subset (never read
@@ -59,19 +60,10 @@ class ArielBoard(Board):
     def metric_names(self) -> list[str]:
         return list(METRICS)
 
-    def unit_rows(self, details: dict[str, Any]) -> list[dict[str, Any]]:
+    def unit_rows(self, details: Details) -> list[dict[str, Any]]:
         """One row per planet: ``unit`` (its name), ``in_spectral_subset``, ``position`` and the metrics.
-        SubmissionError naming the field when ``details`` is not a scored details.json of this task;
-        ReferenceDataError when it was scored with another posterior_weight than this board's."""
-        if not isinstance(details, dict) or details.get("task") != self.task:
-            found = details.get("task") if isinstance(details, dict) else type(details).__name__
-            raise SubmissionError(f"details.json: field 'task' is {found!r}, not {self.task!r}")
-        weight = (details.get("settings") or {}).get("posterior_weight")
-        if weight is not None and float(weight) != self.beta:
-            raise ReferenceDataError(f"details.json: field 'settings.posterior_weight' is {weight!r}, the "
-                                     f"leaderboard's (its reference data's task.yaml) is {self.beta!r}: scored "
-                                     "under another rule")
-        instances = details.get("instances")
+        SubmissionError naming the field when the file holds no planet."""
+        instances = details.instances
         if not isinstance(instances, list) or not instances:
             raise SubmissionError("details.json: field 'instances' holds no planet")
         rows = [_planet_row(k, record) for k, record in enumerate(instances)]

@@ -24,7 +24,8 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ReferenceDataError
-from ..task import Result, ScoreGuide, Section, Task, progress
+from ..progress import counted
+from ..task import CodeEntry, Result, ScoreGuide, Section, Task
 from . import files
 from .metrics import TARGETS, final_score, posterior_exact_target_scores, posterior_target_scores_batch, spectral_score
 from .spectral_summaries import median_and_bound, posterior_quartiles
@@ -50,6 +51,8 @@ class ArielRetrieval(Task):
     score_keys = ("score", "posterior_score", "spectral_score", "posterior_exact")
     result_files = ("submission.hdf5", "submission.npz", "*.hdf5", "*.h5", "*.npz")
     has_ingestion = True
+    code_entry = CodeEntry(files.ENTRY_FILE, "codascore.sandbox:import_participant_module", ("model",))
+    board_settings = ("posterior_weight",)
     defaults = {
         "seed": 0,                       # legacy RandomState seed of every resampling draw
         "posterior_weight": 0.8,         # beta: final = beta posterior + (1 - beta) spectral
@@ -130,7 +133,7 @@ class ArielRetrieval(Task):
         spectral, quartiles = {}, {}
         if reference.spectral_index:
             forward_model = make_forward_model(config)
-            for row, p in enumerate(progress(reference.spectral_index, "planet spectra computed")):
+            for row, p in enumerate(counted(reference.spectral_index, "planet spectra computed")):
                 u_sub, u_gt = rng.random_sample(), rng.random_sample()
                 aux = reference.planets.iloc[p]
                 star_radius, planet_mass = float(aux["star_radius_m"]), float(aux["planet_mass_kg"])

@@ -10,6 +10,8 @@ from typing import Any, Callable
 
 from ..competition import read_task_config
 from ..errors import ReferenceDataError, RunnerError
+from ..formats.outputs import PAGE, SCORES
+from ..formats.run_folder import scoring_output
 from ..outcomes import Outcome, scoring_outcome
 from ..registry import get_task
 from ..runner import run
@@ -102,7 +104,7 @@ def run_samples(checker: BundleChecker, work: Path, progress: Callable[[str], No
                 except RunnerError as exc:
                     checker.error(22, where, f"the runner could not run it: {exc}")
                     continue
-                output = result.run_dir / "scoring" / "output"
+                output = scoring_output(result.run_dir)
                 for violation in result.violations:
                     rule = 23 if "metadata" in violation else 25 if "detailed_results" in violation else 22
                     checker.error(rule, where, violation)
@@ -121,7 +123,7 @@ def run_samples(checker: BundleChecker, work: Path, progress: Callable[[str], No
                     if result.elapsed >= budget:
                         checker.error(14, where, f"took {result.elapsed:.1f} s, not below half of "
                                                  f"min(execution_time_limit, 600) = {budget:g} s")
-                    if detailed and not (output / "detailed_results.html").is_file():
+                    if detailed and not (output / PAGE).is_file():
                         checker.error(25, where, "enable_detailed_results is true but no detailed_results.html")
                     if index not in maxima:
                         maxima[index] = answers_only_scores(checker, index, name, work, progress)
@@ -129,8 +131,8 @@ def run_samples(checker: BundleChecker, work: Path, progress: Callable[[str], No
                     if not repeated:
                         repeated = True
                         again = run(name, sample, work / name / (sample.name + ".again"), root=checker.root)
-                        first_bytes = (output / "scores.json").read_bytes()
-                        second = again.run_dir / "scoring" / "output" / "scores.json"
+                        first_bytes = (output / SCORES).read_bytes()
+                        second = scoring_output(again.run_dir) / SCORES
                         if not second.is_file() or second.read_bytes() != first_bytes:
                             checker.error(27, where, "scoring it twice gave different scores.json")
                 logged = set(re.findall(r"-?\d+\.\d+(?:e[-+]?\d+)?", _log_text(result.run_dir)))

@@ -3,21 +3,18 @@ before it is uploaded (codascore.checker)."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from ..errors import UsageError
 from ..outcomes import ExitCode
+from ..progress import DISPLAY
 from .base import ROOT_HELP, Command
 
-
-def say(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+say = DISPLAY.say
 
 
 class Bundle(Command):
     name = "bundle"
-    help = "build dist/NAME.zip for the suite and/or families (all if none)"
 
     @classmethod
     def add_options(cls, parser):
@@ -76,7 +73,6 @@ class Bundle(Command):
 
 class Check(Command):
     name = "check"
-    help = "check Codabench bundles (zip, folder or competition YAML)"
 
     @classmethod
     def add_options(cls, parser):

@@ -10,7 +10,6 @@ from .base import ROOT_HELP, Command, task_name, task_names_text
 
 class Demo(Command):
     name = "demo"
-    help = "score every sample submission through the local runner"
     epilog = staticmethod(task_names_text)
 
     @classmethod

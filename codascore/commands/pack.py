@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..errors import UsageError
 from ..outcomes import ExitCode
+from ..progress import DISPLAY
 from .base import Command, existing_path, task_name, task_names_text
 
 #: The image's interpreter `make .venv-image/.installed` builds (the Makefile's IMAGE_STAMP).
@@ -15,7 +16,6 @@ IMAGE_VENV_PYTHON = Path(".venv-image") / "bin" / "python"
 
 class Pack(Command):
     name = "pack"
-    help = "zip a code submission with the wheels it needs beyond the image, and prove its import"
     description = ("Download CPython 3.12 manylinux x86_64 wheels of the requirements (the image's packages "
                    "pinned, never vendored), unpack them into FOLDER/vendor/ with their sha256 in "
                    "FOLDER/vendor.lock, zip FOLDER deterministically, refuse a zip over the size limit, and "
@@ -61,12 +61,12 @@ class Pack(Command):
             raise UsageError(f"--python: {exc}") from None
         family_wheels = wheels.wheels_for([args.task.name], bundle.WHEELS_LOCK)
         program_files = wheels.vendored_files([args.task.name], bundle.WHEELS_LOCK, bundle.WHEELS_CACHE,
-                                              progress=print)
+                                              progress=DISPLAY.say)
         pip_options = [*(f"--find-links={d}" for d in args.find_links), *(["--no-index"] * args.no_index)]
         packed = pack.pack(args.task.name, Path(args.folder), Path(args.requirements), python, out=args.out,
                            max_mb=args.max_mb, pip_options=pip_options,
                            program_vendor={w.name: w.version for w in family_wheels},
-                           program_files=program_files, timeout=args.timeout)
+                           program_files=program_files, timeout=args.timeout, say=DISPLAY.say)
         for wheel in packed.vendored:
             print(f"vendored: {wheel.line()}")
         if packed.from_image:

@@ -1,9 +1,10 @@
 """The verbs that talk to a Codabench site (codascore.platform; docs/end_of_competition.md):
 ``codascore upload BUNDLE --site URL``, ``codascore fetch --site URL --phase ID OUT``, ``codascore
-leaderboard --site URL --phase ID`` and ``codascore rerun --site URL --phase ID | --submission ID ...``.
+site-leaderboard --site URL --phase ID`` and ``codascore rerun --site URL --phase ID | --submission ID ...``.
 
-Each signs in the same way (--token-file, --username, or $CODABENCH_TOKEN) and prints its progress on the
-standard error; what it was asked for (the competition's id, the CSV) goes to the standard output."""
+Each signs in the same way (--token-file, --username, or $CODABENCH_TOKEN) and shows its progress on the
+standard error (codascore.progress: a transfer's bytes as a counter); what it was asked for (the
+competition's id, the CSV) goes to the standard output."""
 
 from __future__ import annotations
 
@@ -11,45 +12,31 @@ import csv
 import re
 import sys
 from pathlib import Path
+from typing import Callable
 
 from ..errors import BundleRefusedError, UsageError
 from ..outcomes import ExitCode
+from ..progress import DISPLAY, Counter
 from .base import Command, existing_path
 
-
-def say(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
+say, tell = DISPLAY.say, DISPLAY.tell
 
 
-class ProgressLine:
-    """Bytes done of a transfer on one line of the standard error: redrawn in place on a terminal, else a
-    line at every tenth. keep_last: leave the 100% line (an upload); else it is erased (a fetch says each
-    file's size when it lands)."""
+def transfer(label: str, keep: bool = False) -> Callable[[int, int | None], None]:
+    """The bytes of a transfer as a counter (the byte callback of codascore.platform): its last line kept
+    on a terminal for an upload; for a fetch, the line saying each file's size when it lands replaces it."""
+    counter = Counter(label, None, unit="bytes", keep=keep)
 
-    def __init__(self, label: str, keep_last: bool = False):
-        self.label, self.keep_last, self.shown = label, keep_last, -1
-        self.tty = sys.stderr.isatty()
+    def show(done: int, total: int | None) -> None:
+        counter.total = total
+        counter.update(done)
 
-    def __call__(self, done: int, total: int | None) -> None:
-        last = bool(total) and done >= total
-        if total:
-            tenth = done * 10 // total
-            text = f"{self.label}: {done}/{total} bytes ({done * 100 // total}%)"
-        else:
-            tenth, text = done >> 24, f"{self.label}: {done} bytes"
-        if last and not self.keep_last:
-            if self.tty:
-                print("\r\033[K", end="", file=sys.stderr, flush=True)
-        elif self.tty:
-            print("\r" + text, end="\n" if last else "", file=sys.stderr, flush=True)
-        elif tenth != self.shown:
-            say(text)
-        self.shown = tenth
+    return show
 
 
-def add_site_options(parser, required: bool = True) -> None:
+def add_site_options(parser) -> None:
     """--site and the ways to sign in, shared by every verb of a site."""
-    parser.add_argument("--site", required=required, metavar="URL",
+    parser.add_argument("--site", required=True, metavar="URL",
                         help="the Codabench site, e.g. https://www.codabench.org")
     parser.add_argument("--token-file", metavar="FILE",
                         help="a file holding your API token (default: $CODABENCH_TOKEN)")
@@ -65,7 +52,8 @@ def connect(args, signed_in: bool = True):
 
     if args.timeout <= 0:
         raise UsageError("--timeout must be more than 0 seconds")
-    site = Site.connect(args.site, token_file=args.token_file, username=args.username, timeout=args.timeout)
+    site = Site.connect(args.site, token_file=args.token_file, username=args.username, timeout=args.timeout,
+                        say=say)
     if signed_in and not site.http.token:
         raise UsageError(f"sign in: set ${TOKEN_VARIABLE} (your profile page on the site gives the token), or "
                          "give --token-file FILE or --username NAME")
@@ -113,12 +101,12 @@ def findings_of_refusal(details: str, findings) -> list:
 
 class Upload(Command):
     name = "upload"
-    help = "upload a competition bundle to a Codabench site, as its upload page does"
     description = ("Check the bundle with Codabench's own rules (codascore check --platform-only), upload it "
                    "in the four requests of the site's upload page, and wait while the site unpacks it. Prints "
                    "the competition's id and address; a bundle the site refuses prints the site's own text and "
                    "the checker's rule that covers it. Exit 0 uploaded, 1 refused (by the check or the site), "
-                   "2 the site failed (down, 5xx, timeout).")
+                   "2 a usage or configuration error (no token), 75 the site failed (down, 5xx, timeout): try "
+                   "again later.")
     epilog = "example: CODABENCH_TOKEN=... codascore upload dist/uai.zip --site https://www.codabench.org"
 
     @classmethod
@@ -136,19 +124,19 @@ class Upload(Command):
             raise UsageError(f"{bundle}: upload takes a bundle's zip (build one with codascore bundle)")
         report = check_bundle(bundle, platform_only=True)
         if not report.ok:
-            print(format_report(report), file=sys.stderr)
+            tell(format_report(report))
             if not args.force:
-                say("not uploaded: Codabench refuses a bundle with these errors (--force uploads it anyway)")
+                tell("not uploaded: Codabench refuses a bundle with these errors (--force uploads it anyway)")
                 return ExitCode.INVALID
         site = connect(args)
         site.whoami()
         try:
-            uploaded = site.upload(bundle, ProgressLine(f"uploading {bundle.name}", keep_last=True),
+            uploaded = site.upload(bundle, transfer(f"uploading {bundle.name}", keep=True),
                                    lambda state: say(f"unpacking: {state}"))
         except BundleRefusedError as exc:
-            say(f"error: {exc}")
+            tell(f"error: {exc}")
             for finding in covering_findings(exc.details, report.findings):
-                say(f"the checker's rule that covers it: {finding}")
+                tell(f"the checker's rule that covers it: {finding}")
             return ExitCode.INVALID
         print(f"competition {uploaded.competition_id}: {uploaded.url}")
         return ExitCode.OK
@@ -156,12 +144,13 @@ class Upload(Command):
 
 class Fetch(Command):
     name = "fetch"
-    help = "download every submission of a phase (or a competition) with its results, resumably"
     description = ("Download every submission of a phase with its owner, date, status, scores, details.json, "
                    "scoring and prediction outputs and logs, one folder per team and submission, a manifest "
                    "(sizes, sha256, what was not available and why), and one zip per team in OUT/teams/ that "
                    "codascore judge reads. Run it again to finish an interrupted fetch: intact files are not "
-                   "downloaded again.")
+                   "downloaded again, a cut file goes on from its last byte. OUT holds one fetch: a folder of "
+                   "another site, phase or competition is refused (exit 1), and so is a second fetch into OUT "
+                   "while one runs (exit 75). Exit 75: the site failed, try again later.")
     epilog = ("example: codascore fetch --site https://www.codabench.org --phase 1234 final\n"
               "         codascore judge uai.pr final/teams --out judgement --root private")
 
@@ -179,48 +168,57 @@ class Fetch(Command):
 
         site = connect(args)
         if args.competition is not None:
-            phases = [(phase["id"], Path(args.out) / f"phase-{phase['id']}")
-                      for phase in site.competition(args.competition).get("phases") or []]
+            fetched = site.fetch_competition(args.competition, Path(args.out), say, transfer)
         else:
-            phases = [(args.phase, Path(args.out))]
-        for phase_id, out in phases:
-            manifest = site.fetch(phase_id, out, say, ProgressLine)
+            fetched = [(args.phase, Path(args.out), site.fetch(args.phase, Path(args.out), say, transfer))]
+        for phase_id, out, manifest in fetched:
             print(f"phase {phase_id}: {summary_line(manifest)}; {out}")
         return ExitCode.OK
 
 
-def site_leaderboard(args) -> ExitCode:
-    """``codascore leaderboard --site URL --phase ID [--out CSV]``: the phase's leaderboard as CSV, exact
-    values when the caller may read the results export, else the public rounded ones; a `values` column and
-    a printed line say which."""
-    if args.phase is None or not str(args.phase).isdigit():
-        raise UsageError("--site needs --phase ID, the phase's number on the site (in its page's address)")
-    site = connect(args, signed_in=False)
-    board = site.leaderboard(int(args.phase), args.competition)
-    header, rows = board.csv_rows()
-    if args.out:
-        from ..judge.results import write_csv_atomic
+class SiteLeaderboard(Command):
+    name = "site-leaderboard"
+    description = ("A Codabench phase's leaderboard as CSV: the exact values of the competition's results "
+                   "export when you organise it, else the public view's rounded ones (a `values` column and a "
+                   "printed line say which). No token is needed for a public leaderboard.")
+    epilog = "example: codascore site-leaderboard --site https://www.codabench.org --phase 1234 --out board.csv"
 
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        write_csv_atomic(Path(args.out), header, rows)
-    else:
-        writer = csv.DictWriter(sys.stdout, header, restval="")
-        writer.writeheader()
-        writer.writerows(rows)
-    reason = f" ({board.why})" if board.why else ""
-    say(f"phase {args.phase}: {len(rows)} row(s), {board.values} values{reason}"
-        + (f"; written to {args.out}" if args.out else ""))
-    return ExitCode.OK
+    @classmethod
+    def add_options(cls, parser):
+        add_site_options(parser)
+        parser.add_argument("--phase", type=int, required=True, metavar="ID",
+                            help="the phase's id (in its page's address)")
+        parser.add_argument("--competition", type=int, metavar="ID",
+                            help="the phase's competition (default: found among those you organise)")
+        parser.add_argument("--out", metavar="CSV", help="the CSV file to write (default: the standard output)")
+
+    def run(self, args) -> ExitCode:
+        site = connect(args, signed_in=False)
+        board = site.leaderboard(args.phase, args.competition)
+        header, rows = board.csv_rows()
+        if args.out:
+            from ..formats.atomic import write_csv_atomic
+
+            Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+            write_csv_atomic(Path(args.out), header, rows)
+        else:
+            writer = csv.DictWriter(sys.stdout, header, restval="")
+            writer.writeheader()
+            writer.writerows(rows)
+        reason = f" ({board.why})" if board.why else ""
+        tell(f"phase {args.phase}: {len(rows)} row(s), {board.values} values{reason}"
+             + (f"; written to {args.out}" if args.out else ""))
+        return ExitCode.OK
 
 
 class Rerun(Command):
     name = "rerun"
-    help = "ask a Codabench site to run a phase's submissions (or the ones named) again, and wait"
     description = ("For a competition's organisers: ask the site to run again every submission of a phase "
                    "(GET /api/phases/<id>/rerun_submissions/) or the submissions named (POST "
                    "/api/submissions/<id>/re_run_submission/), the two endpoints that check your rights, then "
                    "show the new submissions' states until each is finished, failed or cancelled. Exit 0 when "
-                   "every one finished, 1 when one failed or was cancelled, 2 when --wait ran out.")
+                   "every one finished, 1 when one failed or was cancelled, 75 when --wait ran out (or the "
+                   "site failed: try again later).")
     epilog = "example: codascore rerun --site https://www.codabench.org --submission 5120 5121"
 
     @classmethod

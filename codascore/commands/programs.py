@@ -9,7 +9,6 @@ from .base import Command
 
 class Score(Command):
     name = "score"
-    help = "the scoring program: read INPUT/ref and INPUT/res, write OUTPUT"
     description = ("The scoring program Codabench runs (score.py calls it). Exit codes: 0 scored, 1 invalid "
                    "submission, 2 organiser error. docs/codabench.md")
 
@@ -28,7 +27,6 @@ class Score(Command):
 
 class Ingest(Command):
     name = "ingest"
-    help = "the ingestion program: run a code submission"
     description = ("The ingestion program Codabench runs for code submissions (ingest.py calls it): it runs "
                    "the participant's code and writes the files a results submission would hold.")
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from ..errors import ReferenceDataError, UnknownTaskError, UsageError
 from ..outcomes import ExitCode
+from ..progress import DISPLAY
 from .base import ROOT_HELP, Command, task_name, tasks_epilog
 
 SET_HELP = "a task.yaml parameter for the data made (repeatable), e.g. --set max_table_size=1000000"
@@ -17,7 +18,6 @@ SET_HELP = "a task.yaml parameter for the data made (repeatable), e.g. --set max
 
 class Reference(Command):
     name = "reference"
-    help = "generate the demo's reference data and sample submissions (all tasks if none)"
     description = ("Generate every named task's demo data (all tasks if none): reference_data/, input_data/ "
                    "and sample_submissions/ below --root. A task's reference data from your own files is "
                    "built by codascore build-reference (docs/hosting.md).")
@@ -41,7 +41,7 @@ class Reference(Command):
         tasks = [get_task(name) for name in names or known]
         configs = [task_config(task, args.set) for task in tasks]
         for task, config in zip(tasks, configs):
-            task.generate(Path(args.root), config, progress=print)
+            task.generate(Path(args.root), config, progress=DISPLAY.say)
         return ExitCode.OK
 
 
@@ -67,7 +67,6 @@ def unknown_name(name: str, names: list[str], known: dict) -> UsageError:
 
 class BuildReference(Command):
     name = "build-reference"
-    help = "build a task's reference data from your own files (docs/hosting.md)"
     description = ("Build TASK's reference data from an organiser's own files in SOURCE (for the UAI tasks: "
                    "the model files, whose answers codascore computes) and write it to OUT, a new folder. It "
                    "is built aside and moved into place whole: a wrong input leaves nothing behind.")
@@ -106,7 +105,7 @@ def build_reference(task, source: Path, out: Path, config: dict) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
-        task.build_reference(source, staging, config, progress=print)
+        task.build_reference(source, staging, config, progress=DISPLAY.say)
         if out.exists():
             out.rmdir()
         staging.rename(out)

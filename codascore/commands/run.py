@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from ..errors import UsageError
 from ..outcomes import ExitCode, exit_code_of
-from .base import Command, add_task_and_submission, tasks_epilog
+from ..progress import DISPLAY
+from .base import Command, add_environment_options, add_task_and_submission, environment_settings, \
+    tasks_epilog
 
 RUN_ROOT_HELP = ("project folder holding scoring_program/ and reference_data/ (default: the installed "
                  "project's)")
@@ -15,7 +16,6 @@ RUN_ROOT_HELP = ("project folder holding scoring_program/ and reference_data/ (d
 
 class Run(Command):
     name = "run"
-    help = "score one submission (zip or folder) like Codabench's worker"
     description = ("Run the prediction and scoring steps of one submission as Codabench's compute worker "
                    "does, and print its scores and the report's path.")
     epilog = tasks_epilog("codascore run uai.pr sample_submissions/uai.pr/exact")
@@ -30,6 +30,7 @@ class Run(Command):
         parser.add_argument("--python", metavar="PATH",
                             help="interpreter that runs python3/python in the metadata commands, e.g. a Python "
                                  "3.12 environment like the image's (default: the one running codascore)")
+        add_environment_options(parser, "the submission's", "runs/environments")
         parser.add_argument("--docker", metavar="IMAGE", help="run each step in this Docker image, as the worker "
                                                               "does (the image must be present)")
         parser.add_argument("--no-sandbox", action="store_true",
@@ -48,17 +49,45 @@ class Run(Command):
             python = interpreter(args.python) if args.python else None
         except RunnerError as exc:
             raise UsageError(f"--python: {exc}") from None
+        settings = environment_settings(args)
+        if settings is not None:
+            if python or args.docker:
+                raise UsageError("--team-environment builds the interpreter: not with --python or --docker")
+            python = submission_environment(args.task, Path(args.submission), settings)
         try:
             container = containers.choose(args.docker, sandbox=not args.no_sandbox, python=python,
                                           network=not args.no_network)
         except RunnerError as exc:
             raise UsageError(str(exc)) from None
         if not container.isolated:
-            print(containers.UNISOLATED_WARNING, file=sys.stderr, flush=True)
+            DISPLAY.tell(containers.UNISOLATED_WARNING)
         result = run(args.task, Path(args.submission), Path(args.out) if args.out else None,
                      root=Path(args.root) if args.root else None, time_limit=args.time_limit, python=python,
                      container=container, observer=TerminalView())
         print(format_run(result))
         if result.scored:
-            print(f"report: {result.run_dir / 'scoring' / 'output' / 'detailed_results.html'}")
+            from ..formats.outputs import PAGE
+            from ..formats.run_folder import scoring_output
+
+            print(f"report: {scoring_output(result.run_dir) / PAGE}")
         return exit_code_of(result.outcome)
+
+
+def submission_environment(task, submission: Path, settings) -> str | None:
+    """The interpreter of the submission's environment (codascore.environments, as the judge builds a team's,
+    the submission's name standing for the team's), built or reused below the settings' cache or
+    runs/environments; the judge's own when the submission declares none."""
+    from ..environments import team_environment
+
+    entry = task.code_entry
+    team = submission.stem if submission.is_file() else submission.name
+    say = lambda line: print(line, file=sys.stderr, flush=True)  # noqa: E731
+    environment = team_environment(team, submission, entry.file if entry else None, settings,
+                                   settings.cache or Path("runs") / "environments", say)
+    if environment is None:
+        say(f"{team}: no environment declared (requirements.txt, environment.yml, .python-version): the steps "
+            "run under this Python")
+        return None
+    say(f"environment of {team}: {'built' if environment.built else 'reused'}: {environment.summary}")
+    return environment.python
+

@@ -11,7 +11,6 @@ from .base import Command, add_task_and_submission, tasks_epilog
 
 class Validate(Command):
     name = "validate"
-    help = "check a submission's format without the reference data"
     description = ("Check a result submission's files (names, structure, types, finite values, shapes) as far "
                    "as that is possible without the reference data: exit 0 and one line when they are "
                    "well-formed, exit 1 listing every problem. What only the reference knows (counts, instance "

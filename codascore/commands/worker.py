@@ -19,7 +19,6 @@ SCHEMES = ("pyamqp", "amqp", "amqps")
 
 class Worker(Command):
     name = "worker"
-    help = "serve a Codabench queue as its compute worker, without Docker, here or on a cluster (docs/worker.md)"
     description = ("Take the compute_worker_run jobs of a Codabench queue and run each as Codabench's compute "
                    "worker does: statuses, logs, outputs, detailed results and scores reported to the site. "
                    "Each step runs in a bubblewrap sandbox under the environment standing for the "

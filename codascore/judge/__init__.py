@@ -13,27 +13,29 @@ programs never need Dask.
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import time
 from pathlib import Path
 from typing import Callable
 
 from ..competition import project_root
+from ..environments import Settings
 from ..errors import JudgeError, ReferenceDataError, RunnerError
+from ..formats.environment import ENVIRONMENTS
+from ..formats.judgement import Judgement, status_table
+from ..plan import PIPELINE_KEYS
 from ..registry import get_task
 from ..runner import find_layout
-from ..task import JudgePart
-from .parts import is_code_submission, judge_parts
-from .profiles import PROFILES
-from .progress import Progress, status_table
+from ..task import Task
+from .parts import DEFAULT_IMPORT_TIME_LIMIT, check_imports, is_code_submission, plan_units
+from .progress import Progress
 from .results import write_results
 from .scheduler import Scheduler, run_folder, settle_folders
 from .store import FINISHED, Store
-from .teams import Skipped, folder_sha256, read_teams
-from .units import PROFILE_KEYS, Unit, list_units
+from .teams import Skipped, folder_sha256, read_teams, with_environments
+from .units import Unit, list_units
 
-__all__ = ["PROFILES", "JudgeSummary", "judge", "status"]
+__all__ = ["JudgeSummary", "budget_of", "judge", "status"]
 
 
 @dataclasses.dataclass
@@ -63,20 +65,27 @@ class JudgeSummary:
 def judge(submissions: Path, task: str, out: Path, root: Path | None = None, workers: int | None = None,
           scheduler: str | None = None, cluster_file: Path | None = None, retries: int = 2,
           time_limit: float | None = None, progress: Callable[[str], None] | None = None,
-          profile: str | None = None, overrides: dict | None = None) -> JudgeSummary:
+          profile: str | None = None, overrides: dict | None = None, environments: Settings | None = None,
+          import_time_limit: float = DEFAULT_IMPORT_TIME_LIMIT) -> JudgeSummary:
     """Judge every team of the submissions folder on task and return how it ended.
 
     root: the project folder of the programs and the private data (default: the installed project's).
     workers: worker processes of the LocalCluster (default: one per core); scheduler: the address of a
     running Dask scheduler instead; cluster_file: a YAML file describing a batch system's cluster instead.
     retries: attempts after the first for a unit the cluster lost. time_limit: seconds per step (default:
-    the phase's). progress: called with each line to show. profile: a budget profile's name (PROFILES);
-    overrides: values set over its task's entry (docs/judge.md#profiles). With either, a code submission of
-    a task that has parts is judged as the organisers' jobs (docs/judge.md#units)."""
+    the phase's). progress: called with each line to show. profile: a budget profile's name (the task's
+    JudgePlan.profiles); overrides: values set over it (docs/judge.md#profiles). With either, a code
+    submission of a task that has a judging plan is judged as the organisers' jobs, and a results
+    submission once per group of the plan (docs/judge.md#units). environments: build each team's declared
+    environment with uv and run its code there (docs/judge.md#environments), with the organiser's settings;
+    a team whose environment cannot be had is skipped with the reason. import_time_limit: seconds the import
+    check of a code submission judged in parts may take, once per team and environment
+    (docs/judge.md#the-import-check)."""
     say = progress or (lambda line: None)
     started = time.monotonic()
-    task_name = get_task(task).name
-    budget = task_profile(profile, task_name, overrides)
+    task_obj = get_task(task)
+    task_name = task_obj.name
+    budget = budget_of(task_obj, profile, overrides)
     root, out = Path(root or project_root()).resolve(), Path(out).resolve()
     reference = reference_folder(root, task_name)
     teams, skipped = read_teams(Path(submissions).resolve())
@@ -85,17 +94,29 @@ def judge(submissions: Path, task: str, out: Path, root: Path | None = None, wor
     flags = {team.name: team.flags for team in teams if team.flags}
     for name, team_flags in flags.items():
         say(f"flagged {name}: {'; '.join(team_flags)}")
-    parts = task_parts(root, task_name, budget) if profile is not None or overrides else None
+    groups, scoring, parts = task_plan(root, task_obj, budget) if profile is not None or overrides else ([], {}, [])
     out.mkdir(parents=True, exist_ok=True)
+    if environments is not None:
+        teams, unbuilt = with_environments(teams, entry_file(task_obj), environments,
+                                           environments.cache or out / ENVIRONMENTS, say)
+        skipped += unbuilt
+    code = {team.name for team in teams if parts and is_code_submission(task_obj, team.submission, out)}
+    if code and task_obj.code_entry is not None and task_obj.judge_plan().checked_import:
+        failed = check_imports(find_layout(root, task_name), [team for team in teams if team.name in code], out,
+                               import_time_limit, say)
+        skipped += [Skipped(team.name, team.submission, failed[team.name]) for team in teams if team.name in failed]
+        teams = [team for team in teams if team.name not in failed]
+        parts = [dataclasses.replace(part, config={**part.config, **task_obj.judge_plan().checked_import})
+                 for part in parts]
     store = Store(out)
     try:
         store.record_skipped(task_name, skipped)
         settle_folders(store, out)
         units = [unit for team in teams for unit in list_units(
-            task_name, team.name, team.submission, time_limit, budget,
-            parts if parts and is_code_submission(get_task(task_name), team.submission, out) else None)]
+            task_name, team.name, team.submission, time_limit, budget, groups, scoring,
+            parts if team.name in code else None, team.python, team.environment)]
         todo = units_to_run(store, out, units, {team.name: team.sha256 for team in teams}, folder_sha256(reference))
-        dashboard = run_on_cluster(store, out, root, todo, len(units), say,
+        dashboard = run_on_cluster(store, out, root, todo, units, say,
                                    dict(workers=workers, scheduler=scheduler, cluster_file=cluster_file),
                                    retries)
         results = write_results(store, out, flags=flags)
@@ -106,29 +127,35 @@ def judge(submissions: Path, task: str, out: Path, root: Path | None = None, wor
                         time.monotonic() - started)
 
 
-def task_profile(profile: str | None, task: str, overrides: dict | None) -> dict:
-    """The budget of task: PROFILES[profile][task] (JudgeError naming the known profiles, or the profile's
-    tasks), with overrides set over it (JudgeError naming the known keys: a pipeline's time_limit, cores and
-    memory, and those of the task's entries in PROFILES)."""
-    budget: dict = {}
-    if profile is not None:
-        if profile not in PROFILES:
-            raise JudgeError(f"unknown budget profile {profile!r}; known: {', '.join(sorted(PROFILES))}")
-        if task not in PROFILES[profile]:
-            raise JudgeError(f"budget profile {profile!r} has no entry for {task}; its tasks: "
-                             f"{', '.join(sorted(PROFILES[profile])) or 'none'}")
-        budget = copy.deepcopy(PROFILES[profile][task])
-    known = PROFILE_KEYS | {key for entries in PROFILES.values() for key in entries.get(task, {})}
-    unknown = sorted(set(overrides or {}) - known)
-    if unknown:
-        raise JudgeError(f"unknown budget key(s) {unknown} for {task}; known: {', '.join(sorted(known))}")
-    return {**budget, **(overrides or {})}
+def entry_file(task: Task) -> str | None:
+    """The file a code submission of the task is imported from (its code entry), beside which a team declares
+    its environment; None for a task whose code submissions are commands."""
+    return task.code_entry.file if task.code_entry is not None else None
 
 
-def task_parts(root: Path, task: str, budget: dict) -> list[JudgePart] | None:
-    """The task's parts under the budget, from its input data below root (None: the task has none)."""
+def budget_of(task: Task, profile: str | None, overrides: dict | None) -> dict:
+    """The task's budget: its judging plan's profile with the overrides over it (JudgeError naming the known
+    profiles or keys). A task without a plan takes a pipeline's keys only (time_limit, cores, memory)."""
+    plan = task.judge_plan()
     try:
-        return judge_parts(get_task(task), find_layout(root, task).input_data, budget)
+        if plan is not None:
+            return plan.budget(profile, overrides)
+    except ReferenceDataError as exc:
+        raise JudgeError(str(exc)) from exc
+    if profile is not None:
+        raise JudgeError(f"budget profile {profile!r} has no entry for {task.name}: the task has no judging plan "
+                         f"(its submissions run whole, with --time-limit and --set time_limit/cores/memory)")
+    unknown = sorted(set(overrides or {}) - PIPELINE_KEYS)
+    if unknown:
+        raise JudgeError(f"unknown budget key(s) {unknown} for {task.name}; known: {', '.join(sorted(PIPELINE_KEYS))}")
+    return dict(overrides or {})
+
+
+def task_plan(root: Path, task: Task, budget: dict) -> tuple[list, dict, list]:
+    """The groups, scoring settings and parts of the task's plan under the budget, from its input data below
+    root (parts.plan_units); nothing when the task has no plan."""
+    try:
+        return plan_units(task, find_layout(root, task.name).input_data, budget)
     except (RunnerError, ReferenceDataError) as exc:
         raise JudgeError(str(exc)) from exc
 
@@ -154,27 +181,29 @@ def reference_folder(root: Path, task: str) -> Path:
         raise JudgeError(str(exc)) from exc
 
 
-def run_on_cluster(store: Store, out: Path, root: Path, todo: list[Unit], total: int,
+def run_on_cluster(store: Store, out: Path, root: Path, todo: list[Unit], units: list[Unit],
                    say: Callable[[str], None], where: dict, retries: int) -> str:
     """Run the units to do on the cluster asked for; the dashboard's address ("" when nothing ran)."""
     if not todo:
-        say(f"all {total} units already judged: nothing to run")
+        say(f"all {len(units)} units already judged: nothing to run")
         return ""
     from .cluster import check_resources, open_client
 
     with open_client(**where) as client:
         dashboard = client.dashboard_link or ""
-        say(f"{len(todo)} of {total} units to run; Dask dashboard: {dashboard}")
+        say(f"{len(todo)} of {len(units)} units to run; Dask dashboard: {dashboard}")
         check_resources(client, [unit.resources for unit in todo])
-        Scheduler(client, store, out, root, retries, Progress(total, total - len(todo)), say).run(todo)
+        Scheduler(client, store, out, root, retries, Progress(len(units), len(units) - len(todo)), say,
+                  units).run(todo)
     return dashboard
 
 
 def status(out: Path) -> str:
-    """The table of the units' states per task and team, and the totals, read from OUT/judge.sqlite
-    without running anything. JudgeError when OUT holds no judgement."""
-    store = Store(Path(out), create=False)
+    """The table of the units' states per task and team, and the totals, read from OUT/judge.sqlite (read
+    only, also on read-only media) without running anything. JudgeError when OUT holds no judgement."""
     try:
-        return status_table(store)
-    finally:
-        store.close()
+        judgement = Judgement.open(Path(out))
+    except ReferenceDataError as exc:
+        raise JudgeError(str(exc)) from exc
+    with judgement:
+        return status_table(judgement)

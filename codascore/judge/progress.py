@@ -1,11 +1,13 @@
-"""What a person sees while a judgement runs (one line per change: done, running, failed, rate, time left)
-and without running anything (:func:`status_table`: the states per team and per state)."""
+"""What a person sees while a judgement runs: one line per change, in the counter format of
+codascore.progress (units finished, failed, running, rate, time left). Where a judgement stands without
+running anything is the reader's (codascore.formats.judgement.status_table)."""
 
 from __future__ import annotations
 
 import time
 
-from .store import DONE, FAILED, INFRASTRUCTURE, PENDING, RUNNING, STATES, Store
+from ..formats.judgement import DONE, FAILED, INFRASTRUCTURE
+from ..progress import counter_line
 
 
 class Progress:
@@ -33,9 +35,9 @@ class Progress:
             "nothing left" if not self.remaining else "time left unknown"
         infrastructure = f", {self.finished[INFRASTRUCTURE]} infrastructure errors" \
             if self.finished[INFRASTRUCTURE] else ""
-        return (f"{self.already + finished_now}/{self.total} units finished ({self.finished[DONE]} done, "
-                f"{self.finished[FAILED]} failed{infrastructure} now; {self.already} before), "
-                f"{self.running} running or queued, {rate:.1f} units/min, {left}")
+        note = (f"{self.finished[DONE]} done, {self.finished[FAILED]} failed{infrastructure} now, {self.already} "
+                f"before; {self.running} running or queued, {rate:.1f} units/min, {left}")
+        return counter_line("units finished", self.already + finished_now, self.total, note=note)
 
 
 def format_duration(seconds: float) -> str:
@@ -45,25 +47,3 @@ def format_duration(seconds: float) -> str:
     if seconds < 7200:
         return f"{seconds // 60} min"
     return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
-
-
-def status_table(store: Store) -> str:
-    """The units per task and team in each state, the totals, and the entries skipped with their reasons."""
-    rows = store.rows()
-    if not rows:
-        return "no units recorded yet"
-    table: dict[tuple[str, str], dict[str, int]] = {}
-    for row in rows:
-        counts = table.setdefault((row["task"], row["team"]), dict.fromkeys(STATES, 0))
-        counts[row["state"]] += 1
-    width = max(len(f"{task} / {team}") for task, team in table) + 2
-    header = f"{'task / team':<{width}}" + "".join(f"{state:>22}" for state in STATES)
-    lines = [header]
-    for (task, team), counts in sorted(table.items()):
-        lines.append(f"{task + ' / ' + team:<{width}}" + "".join(f"{counts[s]:>22}" for s in STATES))
-    totals = store.counts()
-    lines.append(f"{'total':<{width}}" + "".join(f"{totals[s]:>22}" for s in STATES))
-    unfinished = totals[PENDING] + totals[RUNNING] + totals[INFRASTRUCTURE]
-    lines.append(f"{sum(totals.values())} units, {unfinished} to run by the next judgement")
-    lines += [f"skipped {entry['task']} / {entry['name']}: {entry['reason']}" for entry in store.skipped()]
-    return "\n".join(lines)

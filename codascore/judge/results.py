@@ -1,24 +1,16 @@
-"""OUT/results.csv: one row per team, task and group (a pipeline unit's, or a score unit's: its group of
-parts, e.g. a UAI time limit; parts have no row of their own), read from the results database and written
-atomically, so that a reader never sees half a file and a judge killed while writing it leaves the previous
-one."""
+"""OUT/results.csv (codascore/formats/judgement.py declares it): one row per team, task and group (a pipeline
+unit's, or a score unit's: its group of parts, e.g. a UAI time limit; parts have no row of their own), read
+from the results database and written atomically, so that a reader never sees half a file and a judge
+killed while writing it leaves the previous one."""
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 from pathlib import Path
 
-from ..codabench import write_atomic
-
+from ..formats.atomic import write_csv_atomic
+from ..formats.judgement import PART, RESULTS, RESULTS_LEADING, RESULTS_TRAILING, SKIPPED
 from .store import Store
-
-RESULTS = "results.csv"
-#: The columns before the scores and after them; the score keys come in between, in the order the
-#: scoring program wrote them (the first team's first).
-LEADING = ["team", "task", "group", "state", "outcome", "exit_code"]
-TRAILING = ["wall_seconds", "run_folder", "messages"]
 
 
 def results_rows(store: Store, task: str | None = None,
@@ -29,7 +21,7 @@ def results_rows(store: Store, task: str | None = None,
     flags = flags or {}
     rows, keys = [], {}
     for unit in store.rows(task):
-        if unit["kind"] == "part":
+        if unit["kind"] == PART:
             continue
         scores = json.loads(unit["scores"])
         keys.update(dict.fromkeys(scores))
@@ -40,9 +32,8 @@ def results_rows(store: Store, task: str | None = None,
                      "run_folder": unit["run_dir"],
                      "messages": one_line_messages([*flags.get(unit["team"], ()), *json.loads(unit["messages"])])})
     for entry in store.skipped(task):
-        rows.append({"team": entry["name"], "task": entry["task"], "state": "skipped",
-                     "messages": entry["reason"]})
-    return LEADING + list(keys) + TRAILING, rows
+        rows.append({"team": entry["name"], "task": entry["task"], "state": SKIPPED, "messages": entry["reason"]})
+    return RESULTS_LEADING + list(keys) + RESULTS_TRAILING, rows
 
 
 def one_line_messages(messages: list[str], limit: int = 2000) -> str:
@@ -52,18 +43,8 @@ def one_line_messages(messages: list[str], limit: int = 2000) -> str:
 
 def write_results(store: Store, out: Path, task: str | None = None,
                   flags: dict[str, tuple[str, ...]] | None = None) -> Path:
-    """Write OUT/results.csv (through a temporary file beside it, then os.replace)."""
+    """Write OUT/results.csv (atomically)."""
     columns, rows = results_rows(store, task, flags)
     path = Path(out) / RESULTS
     write_csv_atomic(path, columns, rows)
     return path
-
-
-def write_csv_atomic(path: Path, columns: list[str], rows: list[dict]) -> None:
-    """Write rows as a CSV with these columns (a missing value empty) atomically (codabench.write_atomic):
-    a reader never sees half a file."""
-    text = io.StringIO(newline="")
-    writer = csv.DictWriter(text, columns, restval="")
-    writer.writeheader()
-    writer.writerows(rows)
-    write_atomic(Path(path), text.getvalue())

@@ -23,7 +23,7 @@ from typing import Callable
 from ..outcomes import one_line
 from .progress import Progress
 from .store import FINISHED, INFRASTRUCTURE, Store
-from .units import Unit, run_unit, unit_spec
+from .units import Unit, part_record, run_unit, unit_spec
 
 #: What a future raises when the cluster, not the submission, lost the unit: KilledWorker, a broken
 #: connection, a cancelled future; any other exception raised by run_unit itself (a full disk on the worker).
@@ -74,8 +74,9 @@ class Scheduler:
     judgement."""
 
     def __init__(self, client, store: Store, out: Path, root: Path, retries: int, progress: Progress,
-                 say: Callable[[str], None]):
+                 say: Callable[[str], None], units: list[Unit] = ()):
         self.client, self.store, self.out, self.root = client, store, Path(out), Path(root)
+        self.units = {unit.name: unit for unit in units}  # every unit of the judgement, run now or not
         self.retries, self.progress, self.say = retries, progress, say
         self.running: dict = {}  # future -> (unit, attempt, tries in this judgement)
         self.waiting: dict[str, tuple[Unit, set[str]]] = {}  # name -> (unit, the names it still waits for)
@@ -109,13 +110,22 @@ class Scheduler:
     def submit(self, unit: Unit, tries: int) -> None:
         """Record a new attempt, then submit it under a key of its own (the unit's name and the attempt)."""
         attempt = self.store.start_attempt(unit)
-        spec = unit_spec(unit, staging_folder(self.out, unit, attempt), self.root, self.out)
+        spec = unit_spec(unit, staging_folder(self.out, unit, attempt), self.root, self.needed_parts(unit))
         staging_folder(self.out, unit, attempt).parent.mkdir(parents=True, exist_ok=True)
         future = self.client.submit(run_unit, spec, key=f"judge-{unit.name}-attempt-{attempt}", pure=False,
                                     resources=dict(unit.resources), retries=0)
         self.running[future] = (unit, attempt, tries)
         self.progress.running += 1
         self.completed.add(future)
+
+    def needed_parts(self, unit: Unit) -> list[dict]:
+        """What each part a score unit needs left, as recorded (units.part_record), in the order of its needs."""
+        records = []
+        for key in unit.needs:
+            part = self.units[unit.named(key)]
+            row = self.store.row(part)
+            records.append(part_record(part.part or {}, row, Path(self.out) / row["run_dir"]))
+        return records
 
     def returned(self, unit: Unit, attempt: int, tries: int, result: dict) -> None:
         """A worker's answer: an organiser's error is final (no retry changes it); a result is recorded, then

@@ -24,33 +24,14 @@ from pathlib import Path
 from typing import Iterator
 
 from ..errors import JudgeError
+from ..formats.judgement import (DATABASE, DONE, FAILED, FINISHED, INFRASTRUCTURE, PENDING, RUNNING, SCHEMA,
+                                 SCHEMA_VERSION, STATES, Judgement)
 from .units import Unit
 
-PENDING, RUNNING, DONE, FAILED, INFRASTRUCTURE = "pending", "running", "done", "failed", "infrastructure error"
-STATES = (PENDING, RUNNING, DONE, FAILED, INFRASTRUCTURE)
+__all__ = ["DONE", "FAILED", "FINISHED", "INFRASTRUCTURE", "PENDING", "RUNNING", "STATES", "SUCCESSFUL", "Store"]
+
 #: The outcomes of a unit that is done: scored (a pipeline or score unit), a part's prediction step ended.
 SUCCESSFUL = ("SCORED", "DONE")
-#: The states of a unit whose result stands.
-FINISHED = (DONE, FAILED)
-DATABASE = "judge.sqlite"
-
-SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS units (
-    team TEXT NOT NULL, task TEXT NOT NULL, unit TEXT NOT NULL, kind TEXT NOT NULL,
-    state TEXT NOT NULL CHECK (state IN ({", ".join(repr(state) for state in STATES)})),
-    outcome TEXT, exit_code INTEGER, scores TEXT NOT NULL DEFAULT '{{}}', messages TEXT NOT NULL DEFAULT '[]',
-    wall_seconds REAL, worker TEXT, attempt INTEGER NOT NULL DEFAULT 0, started TEXT, ended TEXT,
-    submission_sha256 TEXT NOT NULL, reference_sha256 TEXT NOT NULL, time_limit REAL, run_dir TEXT NOT NULL,
-    part_group TEXT NOT NULL DEFAULT '',
-    PRIMARY KEY (team, task, unit));
-CREATE TABLE IF NOT EXISTS attempts (
-    team TEXT NOT NULL, task TEXT NOT NULL, unit TEXT NOT NULL, attempt INTEGER NOT NULL,
-    worker TEXT, started TEXT NOT NULL, ended TEXT, result TEXT, reason TEXT,
-    PRIMARY KEY (team, task, unit, attempt));
-CREATE TABLE IF NOT EXISTS skipped (
-    task TEXT NOT NULL, name TEXT NOT NULL, path TEXT NOT NULL, reason TEXT NOT NULL,
-    PRIMARY KEY (task, path));
-"""
 
 
 def now() -> str:
@@ -58,27 +39,30 @@ def now() -> str:
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
 
 
-class Store:
-    """The results database of one output folder."""
+class Store(Judgement):
+    """The results database of one output folder, opened for writing (the judge's own process only)."""
 
     def __init__(self, out: Path, create: bool = True):
-        self.path = Path(out) / DATABASE
-        if not create and not self.path.is_file():
+        path = Path(out) / DATABASE
+        if not create and not path.is_file():
             raise JudgeError(f"no judgement in {out}: {DATABASE} not found")
         try:
-            self.db = sqlite3.connect(self.path, isolation_level=None, timeout=30)
-            self.db.row_factory = sqlite3.Row
+            super().__init__(path, sqlite3.connect(path, isolation_level=None, timeout=30))
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=FULL")
+            version = int(self.db.execute("PRAGMA user_version").fetchone()[0])
+            if version > SCHEMA_VERSION:
+                raise JudgeError(f"{path}: schema version {version}, written by a newer codascore (this one "
+                                 f"writes {SCHEMA_VERSION})")
             self.db.executescript(SCHEMA)
             columns = {row["name"] for row in self.db.execute("PRAGMA table_info(units)")}
             if "part_group" not in columns:  # a judgement of a version without parts
                 self.db.execute("ALTER TABLE units ADD COLUMN part_group TEXT NOT NULL DEFAULT ''")
+            if "environment_sha256" not in columns:  # a judgement of a version without team environments
+                self.db.execute("ALTER TABLE units ADD COLUMN environment_sha256 TEXT NOT NULL DEFAULT ''")
+            self.db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
         except sqlite3.DatabaseError as exc:
-            raise JudgeError(f"{self.path} is not a judgement's results database: {exc}") from exc
-
-    def close(self) -> None:
-        self.db.close()
+            raise JudgeError(f"{path} is not a judgement's results database: {exc}") from exc
 
     @contextlib.contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
@@ -95,17 +79,8 @@ class Store:
         return self.db.execute("SELECT * FROM units WHERE team=? AND task=? AND unit=?",
                                (unit.team, unit.task, unit.key)).fetchone()
 
-    def rows(self, task: str | None = None) -> list[sqlite3.Row]:
-        query = "SELECT * FROM units" + (" WHERE task=?" if task else "") + " ORDER BY task, team, unit"
-        return self.db.execute(query, (task,) if task else ()).fetchall()
-
     def attempts(self, unit: Unit) -> list[sqlite3.Row]:
-        return self.db.execute("SELECT * FROM attempts WHERE team=? AND task=? AND unit=? ORDER BY attempt",
-                               (unit.team, unit.task, unit.key)).fetchall()
-
-    def skipped(self, task: str | None = None) -> list[sqlite3.Row]:
-        query = "SELECT * FROM skipped" + (" WHERE task=?" if task else "") + " ORDER BY task, name, path"
-        return self.db.execute(query, (task,) if task else ()).fetchall()
+        return self.unit_attempts(unit.team, unit.task, unit.key)
 
     def record_skipped(self, task: str, skipped: list) -> None:
         """The entries skipped by this judgement of task (those of an earlier one are forgotten: they were
@@ -119,31 +94,33 @@ class Store:
                run_dirs: dict[str, str], force: set[str] = frozenset()) -> list[Unit]:
         """Bring the rows up to date with this judgement's units and return those to run: new units, units
         not finished (running when a judge died, infrastructure errors), finished units whose submission,
-        reference data or time limit changed since, and those named in force (a score unit whose parts run
+        reference data, time limit or team environment (its digest) changed since, and those named in force
+        (a score unit whose parts run
         again); each pending again, its old result cleared (its run folder stays until a new result
         replaces it)."""
         todo = []
         with self.transaction() as db:
             for unit in units:
                 sha, row = submission_sha[unit.team], self.row(unit)
-                same = row is not None and (row["submission_sha256"], row["reference_sha256"], row["time_limit"]) \
-                    == (sha, reference_sha, unit.time_limit)
+                same = row is not None and (row["submission_sha256"], row["reference_sha256"], row["time_limit"],
+                                            row["environment_sha256"]) \
+                    == (sha, reference_sha, unit.time_limit, unit.environment)
                 if row is not None and same and row["state"] in FINISHED and unit.name not in force:
                     continue
                 todo.append(unit)
                 if row is None:
                     db.execute("INSERT INTO units (team, task, unit, kind, state, submission_sha256, "
-                               "reference_sha256, time_limit, run_dir, part_group) "
-                               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                               "reference_sha256, time_limit, run_dir, part_group, environment_sha256) "
+                               "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                (unit.team, unit.task, unit.key, unit.kind, PENDING, sha, reference_sha,
-                                unit.time_limit, run_dirs[unit.name], unit.group))
+                                unit.time_limit, run_dirs[unit.name], unit.group, unit.environment))
                 else:
                     db.execute("UPDATE units SET state=?, outcome=NULL, exit_code=NULL, scores='{}', "
                                "messages='[]', wall_seconds=NULL, worker=NULL, started=NULL, ended=NULL, "
-                               "submission_sha256=?, reference_sha256=?, time_limit=?, kind=?, part_group=? "
-                               "WHERE team=? AND task=? AND unit=?",
-                               (PENDING, sha, reference_sha, unit.time_limit, unit.kind, unit.group, unit.team,
-                                unit.task, unit.key))
+                               "submission_sha256=?, reference_sha256=?, time_limit=?, kind=?, part_group=?, "
+                               "environment_sha256=? WHERE team=? AND task=? AND unit=?",
+                               (PENDING, sha, reference_sha, unit.time_limit, unit.kind, unit.group,
+                                unit.environment, unit.team, unit.task, unit.key))
         return todo
 
     def start_attempt(self, unit: Unit) -> int:
@@ -199,11 +176,3 @@ class Store:
         db.execute("UPDATE attempts SET worker=?, ended=?, result=?, reason=? "
                    "WHERE team=? AND task=? AND unit=? AND attempt=?",
                    (worker, now(), result, reason, unit.team, unit.task, unit.key, attempt))
-
-    def counts(self, task: str | None = None) -> dict[str, int]:
-        """How many units are in each state."""
-        counts = dict.fromkeys(STATES, 0)
-        query = "SELECT state, COUNT(*) FROM units" + (" WHERE task=?" if task else "") + " GROUP BY state"
-        for state, count in self.db.execute(query, (task,) if task else ()):
-            counts[state] = count
-        return counts

@@ -2,26 +2,25 @@
 it; what cannot be judged is listed with its reason and left out. And the fingerprints (sha256) that say
 whether a submission or the reference data changed since a unit was judged.
 
-A submissions folder written by ``codascore fetch`` (its ``teams/``) holds beside the zips a notes file,
-FETCH_NOTES, saying when each team's submission was made; one made after its phase's end is flagged in the
+A submissions folder written by ``codascore fetch`` (its ``teams/``) holds beside the zips a notes file
+(codascore/formats/fetch.py), saying when each team's submission was made; one made after its phase's end is flagged in the
 judge's listing and in results.csv (docs/end_of_competition.md#the-folder-fetch-writes)."""
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
 import zipfile
 from pathlib import Path
 
 from ..digests import file_sha256, folder_sha256
+from ..environments import Settings, team_environments
+from ..formats.fetch import read_notes
 
 #: Entries of the submissions folder that are nobody's submission (a file manager's or an editor's).
 IGNORED_NAMES = {".DS_Store", "Thumbs.db", "__MACOSX"}
 #: A team name, as it becomes a folder name below runs/: letters, digits and ``_ . - @ +``, not hidden.
 TEAM_NAME = re.compile(r"[A-Za-z0-9_@+-][A-Za-z0-9_.@+-]{0,199}")
-#: The notes codascore fetch leaves in the teams' folder: {team: {submission, created_when, late, phase_end}}.
-FETCH_NOTES = ".codascore-fetch.json"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,6 +32,10 @@ class Team:
     sha256: str
     #: what the judge says of the submission beside its results (made after its phase's end)
     flags: tuple[str, ...] = ()
+    #: the interpreter of the team's environment (docs/judge.md#environments), None: the judge's own
+    python: str | None = None
+    #: the digest of what that environment was built from ("" without one)
+    environment: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,7 +54,7 @@ def read_teams(submissions: Path) -> tuple[list[Team], list[Skipped]]:
 flagged by codascore fetch's notes (made after the phase's end) carries the flag."""
     entries: dict[str, list[Path]] = {}
     skipped: list[Skipped] = []
-    notes = read_fetch_notes(submissions)
+    notes = read_notes(submissions)
     for path in sorted(Path(submissions).iterdir()):
         if path.name in IGNORED_NAMES or path.name.startswith("."):
             continue
@@ -70,15 +73,6 @@ flagged by codascore fetch's notes (made after the phase's end) carries the flag
         else:
             teams.append(Team(name, path, submission_sha256(path), flags_of(notes.get(name))))
     return teams, skipped
-
-
-def read_fetch_notes(submissions: Path) -> dict:
-    """The notes codascore fetch left in a submissions folder ({} when there are none or they are broken)."""
-    try:
-        notes = json.loads((Path(submissions) / FETCH_NOTES).read_text())
-    except (OSError, ValueError):
-        return {}
-    return notes if isinstance(notes, dict) else {}
 
 
 def flags_of(note) -> tuple[str, ...]:
@@ -112,4 +106,15 @@ def submission_sha256(path: Path) -> str:
     path = Path(path)
     return folder_sha256(path) if path.is_dir() else file_sha256(path)
 
+
+def with_environments(teams: list[Team], entry_file: str | None, settings: Settings, cache: Path,
+                      say=lambda line: None) -> tuple[list[Team], list[Skipped]]:
+    """Each team with its environment (codascore.environments: built, or reused from cache), before any unit
+    runs; a team whose environment cannot be had is skipped with the reason (its Python, its file, the
+    package)."""
+    found, failed = team_environments([(team.name, team.submission) for team in teams], entry_file, settings,
+                                      cache, say)
+    kept = [dataclasses.replace(team, python=found[team.name].python, environment=found[team.name].digest)
+            if team.name in found else team for team in teams if team.name not in failed]
+    return kept, [Skipped(team.name, team.submission, failed[team.name]) for team in teams if team.name in failed]
 

@@ -4,11 +4,12 @@ A unit is the smallest piece of a team's judgement that runs on its own, is reco
 retried on its own. Three kinds (docs/judge.md#units):
 
 - ``pipeline``: the whole (team, task) run of the worker's steps, one :func:`codascore.runner.run` call, so
-  that a unit judged scores exactly as ``codascore run`` does; a task without parts, a results submission,
-  or a judgement without a budget profile;
-- ``part``: one of the organisers' jobs of a code submission (Task.judge_parts: one UAI solver run per
+  that a unit judged scores exactly as ``codascore run`` does; a task without a judging plan, a judgement
+  without a budget, a results submission (one per group of the plan, each scored with its group's
+  settings, so that it names the same units as a code submission's groups);
+- ``part``: one of the organisers' jobs of a code submission (JudgePlan.parts: one UAI solver run per
   instance and time limit), its prediction step alone on the part's input data (:mod:`.parts`);
-- ``score``: a group's parts merged into one results submission (Task.merge_part_outputs) and run through
+- ``score``: a group's parts merged into one results submission (JudgePlan.merge) and run through
   :func:`codascore.runner.run`; it needs every part of its group finished.
 
 The scheduler and the store see only a unit's key, kind, group, needs and resources. The worker side
@@ -19,6 +20,7 @@ returns travels back through the scheduler. It never touches the results databas
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import socket
 from pathlib import Path
@@ -26,24 +28,25 @@ from typing import Callable
 
 from .. import runner
 from ..errors import RunnerError
-from ..registry import get_task
-from ..task import JudgePart
-from .parts import PART_OUTPUT, result_dict, run_part, run_score
+from ..formats.judgement import PART, PIPELINE, SCORE
+from ..formats.run_folder import prediction_output
+from ..plan import DEFAULT_CORES, DEFAULT_MEMORY, Group, Part
+from .parts import result_dict, run_part, run_score
 
-#: What a unit asks of a worker when its task's profile says nothing: Dask resources (cores; memory in
-#: bytes). A worker offers cores_per_worker cores, so a unit asking for all of them runs alone there.
-DEFAULT_RESOURCES = {"cores": 1, "memory": 2 * 1024**3}
-#: The keys a task's budget (profile and overrides of :func:`codascore.judge.judge`) sets for a pipeline unit.
-PROFILE_KEYS = {"time_limit", "cores", "memory"}
+#: What a unit asks of a worker when its budget says nothing: Dask resources (cores; memory in bytes). A
+#: worker offers cores_per_worker cores, so a unit asking for all of them runs alone there.
+DEFAULT_RESOURCES = {"cores": DEFAULT_CORES, "memory": DEFAULT_MEMORY}
 
 
 @dataclasses.dataclass(frozen=True)
 class Unit:
     """One unit of work: whose (team), of which task, what kind, its key (unique within the team's task,
     and the name of its run folder), the submission it runs, the Dask resources it asks for, its time
-    limit per step (None: the phase's), its group (the parts scored together; "" for a pipeline), the keys
-    of the units it needs finished first, a part's own settings (JudgePart's fields, as plain data), and
-    for a score unit the task.yaml values its scoring takes from the budget (SRBench's accuracy_source)."""
+    limit per step (None: the phase's), its group (the parts scored together, or the group a results
+    submission is scored for; "" for the whole task), the keys of the units it needs finished first, a
+    part's own settings (Part.as_data()), and the task.yaml values its scoring takes (its group's and the
+    budget's: SRBench's accuracy_source); the team's environment (its interpreter and digest) for units that
+    run the team's code."""
 
     team: str
     task: str
@@ -56,6 +59,10 @@ class Unit:
     needs: tuple[str, ...] = ()
     part: dict | None = None
     scoring: dict = dataclasses.field(default_factory=dict)
+    #: the interpreter the unit's participant code runs under (its team's environment; None: the judge's own)
+    #: and the digest of that environment ("" without one), a part of the unit's fingerprint
+    python: str | None = None
+    environment: str = ""
 
     @property
     def name(self) -> str:
@@ -68,66 +75,76 @@ class Unit:
 
 
 def list_units(task: str, team: str, submission: Path, time_limit: float | None = None,
-               profile: dict | None = None, parts: list[JudgePart] | None = None) -> list[Unit]:
-    """The units of one team's judgement on task. time_limit (seconds per step) overrides the profile's,
-    which overrides the phase's; the profile may also set the unit's cores and memory. With parts (a code
-    submission of a task that has them): a part unit each, then a score unit per group needing its parts."""
-    profile = dict(profile or {})
-    resources = {name: float(profile.get(name, default)) for name, default in DEFAULT_RESOURCES.items()}
-    limit = time_limit if time_limit is not None else profile.get("time_limit")
+               budget: dict | None = None, groups: list[Group] | None = None, scoring: dict | None = None,
+               parts: list[Part] | None = None, python: str | None = None, environment: str = "") -> list[Unit]:
+    """The units of one team's judgement on task. time_limit (seconds per step) overrides the budget's,
+    which overrides the phase's; the budget may also set a code submission's cores and memory.
+
+    groups and scoring (a judgement under a plan's budget): without parts (a results submission) one
+    pipeline unit per group, scored with the group's settings and scoring's, asking the default resources
+    (it runs no code); with parts (a code submission) a part unit each, then a score unit per group needing
+    its parts. Without groups: one pipeline unit, as ``codascore run`` runs the submission.
+
+    python and environment (the team's environment): a pipeline unit's steps and every part run under
+    python, as ``codascore run --python`` runs them; a score unit runs no team code, under the judge's own."""
+    team_env = {"python": python, "environment": environment}
+    budget, scoring = dict(budget or {}), dict(scoring or {})
+    limit = time_limit if time_limit is not None else budget.get("time_limit")
     limit = float(limit) if limit is not None else None
+    if not groups:
+        resources = {name: float(budget.get(name, default)) for name, default in DEFAULT_RESOURCES.items()}
+        return [Unit(team, task, PIPELINE, PIPELINE, Path(submission), resources, limit, **team_env)]
     if not parts:
-        return [Unit(team, task, "pipeline", "pipeline", Path(submission), resources, limit)]
-    units, groups = [], {}
+        return [Unit(team, task, PIPELINE, group_key(PIPELINE, group.name), Path(submission), dict(DEFAULT_RESOURCES),
+                     limit, group.name, scoring={**scoring, **group.config}, **team_env) for group in groups]
+    units = []
     for part in parts:
         part_limit = part.time_limit if part.time_limit is not None else limit
-        units.append(Unit(team, task, "part", part.key, Path(submission),
+        units.append(Unit(team, task, PART, part.key, Path(submission),
                           {"cores": float(part.cores), "memory": float(part.memory)},
-                          float(part_limit) if part_limit is not None else None, part.group,
-                          part={"key": part.key, "group": part.group, "config": dict(part.config),
-                                "cores": part.cores, "memory": part.memory, "time_limit": part.time_limit}))
-        groups.setdefault(part.group, []).append(part.key)
-    scoring = scoring_config(task, profile)
-    for group, keys in groups.items():
-        units.append(Unit(team, task, "score", score_key(group), Path(submission), dict(DEFAULT_RESOURCES),
-                          limit, group, tuple(keys), scoring=scoring))
+                          float(part_limit) if part_limit is not None else None, part.group, part=part.as_data(),
+                          **team_env))
+    for group in groups:
+        keys = tuple(part.key for part in parts if part.group == group.name)
+        units.append(Unit(team, task, SCORE, group_key(SCORE, group.name), Path(submission), dict(DEFAULT_RESOURCES),
+                          limit, group.name, keys, scoring={**scoring, **group.config}))
     return units
 
 
-def scoring_config(task: str, budget: dict) -> dict:
-    """The budget's values that are task.yaml parameters of the task (SRBench's accuracy_source): the
-    scoring of the parts takes them too, as the organisers' scoring did. A results submission (a pipeline
-    unit) is scored with the reference data's own."""
-    return {key: value for key, value in budget.items() if key in get_task(task).defaults}
+def group_key(kind: str, group: str) -> str:
+    """The key of a group's pipeline or score unit: the kind for the whole task, ``score,group=20s`` for a
+    group."""
+    return f"{kind},group={group}" if group else kind
 
 
-def score_key(group: str) -> str:
-    """The key of a group's score unit: ``score`` for the whole task, ``score,group=20s`` for a group."""
-    return f"score,group={group}" if group else "score"
-
-
-def unit_spec(unit: Unit, staging: Path, root: Path, out: Path | None = None) -> dict:
+def unit_spec(unit: Unit, staging: Path, root: Path, needs: list[dict] | None = None) -> dict:
     """What a worker needs to run the unit, as plain data: the task, the submission, the staging run folder
-    it writes, the project root and the time limit; a part's settings; for a unit needing parts, each
-    part's output folder (below out's runs/, where the parts' recorded run folders are)."""
-    spec = {"kind": unit.kind, "task": unit.task, "submission": str(unit.submission), "run_dir": str(staging),
+    it writes, the project root and the time limit; a part's settings; the task.yaml values its scoring
+    takes; for a score unit, what each of its parts left (:func:`part_record`); the interpreter of the team's
+    environment (None: the worker's own)."""
+    return {"kind": unit.kind, "task": unit.task, "submission": str(unit.submission), "run_dir": str(staging),
             "root": str(root), "time_limit": unit.time_limit, "name": unit.name, "part": unit.part,
-            "reference_config": dict(unit.scoring)}
-    if unit.needs and out is not None:
-        spec["outputs"] = {key: str(Path(out) / "runs" / unit.team / unit.task / key / PART_OUTPUT)
-                           for key in unit.needs}
-    return spec
+            "reference_config": dict(unit.scoring), "parts": list(needs or []), "python": unit.python}
+
+
+def part_record(part: dict, row, run_dir: Path) -> dict:
+    """A finished part as a score unit's worker is told of it: the part (Part.as_data()), its prediction
+    output folder and how its run was recorded (the store's row: outcome, the ingestion's exit code, the
+    messages)."""
+    return {"part": dict(part), "output": str(prediction_output(run_dir)), "outcome": row["outcome"],
+            "exit_code": row["exit_code"], "messages": json.loads(row["messages"] or "[]")}
 
 
 def run_pipeline(spec: dict) -> dict:
-    """The pipeline unit: runner.run, as ``codascore run`` does, into the staging run folder."""
+    """The pipeline unit: runner.run, as ``codascore run`` does (``--python`` the team's environment), into
+    the staging run folder."""
     return result_dict(runner.run(spec["task"], Path(spec["submission"]), Path(spec["run_dir"]),
-                                  root=Path(spec["root"]), time_limit=spec["time_limit"]))
+                                  root=Path(spec["root"]), time_limit=spec["time_limit"], python=spec.get("python"),
+                                  reference_config=spec.get("reference_config") or None))
 
 
 #: The worker function of each kind of unit: spec in, the small result dict out.
-UNIT_FUNCTIONS: dict[str, Callable[[dict], dict]] = {"pipeline": run_pipeline, "part": run_part,
-                                                     "score": run_score}
+UNIT_FUNCTIONS: dict[str, Callable[[dict], dict]] = {PIPELINE: run_pipeline, PART: run_part, SCORE: run_score}
 
 
 def run_unit(spec: dict) -> dict:

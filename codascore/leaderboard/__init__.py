@@ -18,7 +18,7 @@ import numpy as np
 from ..board import Board, Evidence
 from ..errors import ReferenceDataError
 from .evidence import stack
-from .inputs import Inputs, read_inputs
+from .inputs import Inputs, check_board_settings, read_inputs
 from .statistics import Pairwise, Ranking, Replicates, bootstrap, kendall_taus, ranking, ranks, wilcoxon_pairs
 
 __all__ = ["Analysis", "analyse", "leaderboard"]
@@ -73,7 +73,9 @@ def leaderboard(inputs: list[Path], out: Path, names: list[str] | None = None, t
 
     found = read_inputs(inputs, names, task)
     task_obj, config = task_config(found, reference)
-    board = task_obj.final_board({**config, **(settings or {})})
+    config = {**config, **(settings or {})}
+    check_board_settings(found, task_obj.board_settings, config)
+    board = task_obj.final_board(config)
     if board is None:
         raise ReferenceDataError(f"task {task_obj.name} has no final leaderboard (Task.final_board gives none)")
     if board.needs_reference:  # a rule's truth that details.json does not hold

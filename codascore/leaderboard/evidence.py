@@ -19,10 +19,13 @@ NAMED_UNITS = 5
 
 
 def team_rows(board: Board, team: TeamFiles) -> list[dict[str, Any]]:
-    """The team's per-unit rows from all its files; a unit given twice is refused, naming file and unit."""
+    """The team's per-unit rows from all its files, each unit named once for every tool
+    (formats.details.unit_id: the item within its file's group); a unit given twice is refused, naming file
+    and unit."""
     rows: list[dict[str, Any]] = []
     seen: dict[str, str] = {}
-    for path, details in team.files:
+    for details in team.files:
+        path = details.path
         try:
             found = board.unit_rows(details)
         except SubmissionError as exc:
@@ -30,9 +33,10 @@ def team_rows(board: Board, team: TeamFiles) -> list[dict[str, Any]]:
         except ReferenceDataError as exc:
             raise ReferenceDataError(f"{path} (team {team.name}): {exc}") from exc
         for row in found:
-            unit = str(row.get("unit", ""))
-            if not unit:
+            item = str(row.get("unit", ""))
+            if not item:
                 raise ReferenceDataError(f"{path} (team {team.name}): a row without its field 'unit'")
+            unit = details.unit(item)
             if unit in seen:
                 raise ReferenceDataError(f"{path} (team {team.name}): unit {unit!r} given twice (also in {seen[unit]})")
             seen[unit] = str(path)

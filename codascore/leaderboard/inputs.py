@@ -1,27 +1,26 @@
 """What ``codascore leaderboard`` reads: the teams' ``details.json`` files, from the output folder of
-``codascore judge`` (``results.csv`` names each team's run folders; ``judge.sqlite`` the reference data's
-digest) or from folders and files of downloaded ``details.json``, one team each (docs/leaderboard.md#input).
+``codascore judge`` (its results.csv names each team's run folders; its store the reference data's
+digest), from a ``codascore fetch`` folder (each team's chosen submission), or from folders and files of
+downloaded ``details.json``, one team each (docs/leaderboard.md#input). Every folder is read through the
+module that declares its format (codascore/formats/).
 
-Every file is checked before anything is computed: its JSON, its ``status`` (scored), its ``task`` (the one
-asked for, or one task for all), and the teams' ``reference_sha256`` (one reference data for all). A wrong
-file is a ReferenceDataError naming the file and the field (exit 2).
+Every file is checked before anything is computed (formats.details.read_details: its JSON, ``status``
+scored, ``task``), then across teams: one task, one reference data (``reference_sha256``), the board
+settings the teams were scored with (``board_settings``, against the leaderboard's configuration), and in
+a judgement, each file's group against its row's. A wrong file is a ReferenceDataError naming the file and
+the field (exit 2).
 """
 
 from __future__ import annotations
 
-import csv
 import dataclasses
-import json
-import sqlite3
 from pathlib import Path
 
 from ..errors import ReferenceDataError, UsageError
-
-DETAILS = "details.json"
-#: The files of a ``codascore judge`` output folder (docs/judge.md#outputs and #store).
-JUDGE_RESULTS, JUDGE_DATABASE = "results.csv", "judge.sqlite"
-#: Where a run folder keeps its scoring's details.json (what ``codascore run`` leaves).
-SCORING_DETAILS = Path("scoring") / "output" / DETAILS
+from ..formats import fetch, judgement
+from ..formats.details import Details, NotScored, read_details
+from ..formats.outputs import DETAILS
+from ..formats.run_folder import scoring_output
 
 
 @dataclasses.dataclass
@@ -30,7 +29,7 @@ class TeamFiles:
     limit) and the digest of the reference data they were scored on ("" when unknown)."""
 
     name: str
-    files: list[tuple[Path, dict]]
+    files: list[Details]
     reference: str = ""
 
 
@@ -43,35 +42,19 @@ class Inputs:
     left_out: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
-#: The manifest of a ``codascore fetch`` folder (docs/end_of_competition.md#the-folder-fetch-writes).
-FETCH_MANIFEST, FETCH_FORMAT = "manifest.json", "codascore-fetch"
-
-
-def is_fetch(path: Path) -> bool:
-    if not (path.is_dir() and (path / FETCH_MANIFEST).is_file()):
-        return False
-    try:
-        return json.loads((path / FETCH_MANIFEST).read_text(encoding="utf-8")).get("format") == FETCH_FORMAT
-    except (OSError, UnicodeDecodeError, ValueError, AttributeError):
-        return False
-
-
-def is_judgement(path: Path) -> bool:
-    return path.is_dir() and (path / JUDGE_RESULTS).is_file() and (path / JUDGE_DATABASE).is_file()
-
-
 def read_inputs(paths: list[Path], names: list[str] | None = None, task: str | None = None) -> Inputs:
-    """The teams of the INPUTs: one judgement's output folder, or details.json files and folders (one team
-    each, named by --names or by the folder), checked for one task and one reference data."""
+    """The teams of the INPUTs: one judgement's or fetch's output folder, or details.json files and folders
+    (one team each, named by --names or by the folder), checked for one task and one reference data."""
     paths = [Path(p) for p in paths]
     for path in paths:
         if not path.exists():
             raise UsageError(f"{path}: no such file or folder")
-    if any(is_judgement(p) or is_fetch(p) for p in paths):
+    if any(judgement.is_judgement(p) or fetch.is_fetch(p) for p in paths):
         if len(paths) != 1 or names:
             raise UsageError("a judgement's or a fetch's output folder is read alone, without --names (its teams "
                              "are named)")
-        teams, left_out = judgement_teams(paths[0], task) if is_judgement(paths[0]) else fetched_teams(paths[0])
+        teams, left_out = judgement_teams(paths[0], task) if judgement.is_judgement(paths[0]) \
+            else fetched_teams(paths[0])
     else:
         teams, left_out = downloaded_teams(paths, names), {}
     if not teams:
@@ -79,6 +62,7 @@ def read_inputs(paths: list[Path], names: list[str] | None = None, task: str | N
                                  + (f" ({len(left_out)} left out: not scored)" if left_out else ""))
     name = one_task(teams, task)
     one_reference(teams)
+    same_grouping(teams)
     return Inputs(name, teams, left_out)
 
 
@@ -93,7 +77,7 @@ def downloaded_teams(paths: list[Path], names: list[str] | None) -> list[TeamFil
         if not files:
             raise ReferenceDataError(f"{path}: no {DETAILS} in this folder")
         name = names[k] if names is not None else (path.name if path.is_dir() else path.resolve().parent.name)
-        teams.append(TeamFiles(name, [(file, read_details(file)) for file in files]))
+        teams.append(TeamFiles(name, [read_details(file) for file in files]))
     duplicates = sorted({t.name for t in teams if [u.name for u in teams].count(t.name) > 1})
     if duplicates:
         raise UsageError(f"two inputs have the same team name {duplicates}: name them with --names")
@@ -102,26 +86,9 @@ def downloaded_teams(paths: list[Path], names: list[str] | None) -> list[TeamFil
     return teams
 
 
-def read_details(path: Path) -> dict:
-    """A scored details.json: a JSON object whose ``status`` is "scored" (ReferenceDataError naming the
-    file and the field otherwise)."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReferenceDataError(f"{path}: not a readable JSON file ({exc})") from exc
-    if not isinstance(data, dict):
-        raise ReferenceDataError(f"{path}: not a details.json (a JSON object is expected)")
-    if data.get("status") != "scored":
-        raise ReferenceDataError(f"{path}: field 'status' is {data.get('status')!r}, not 'scored': "
-                                 "only a scored submission can be ranked")
-    if not isinstance(data.get("task"), str):
-        raise ReferenceDataError(f"{path}: field 'task' is missing (not a codascore details.json)")
-    return data
-
-
 def details_reference(team: TeamFiles) -> str:
     """The team's reference digest: every file's ``reference_sha256`` must agree; "" when none says."""
-    found = {str(data["reference_sha256"]): path for path, data in team.files if data.get("reference_sha256")}
+    found = {details.reference_sha256: details.path for details in team.files if details.reference_sha256}
     if len(found) > 1:
         raise ReferenceDataError(f"team {team.name}: its files were scored on different reference data "
                                  f"(field 'reference_sha256'): {', '.join(str(p) for p in found.values())}")
@@ -132,15 +99,15 @@ def one_task(teams: list[TeamFiles], task: str | None) -> str:
     """The task every file names (field ``task``): the one asked for, else one for all."""
     if task is not None:
         for team in teams:
-            for path, data in team.files:
-                if data["task"] != task:
-                    raise ReferenceDataError(f"{path}: field 'task' is {data['task']!r}, not {task!r}: "
+            for details in team.files:
+                if details.task != task:
+                    raise ReferenceDataError(f"{details.path}: field 'task' is {details.task!r}, not {task!r}: "
                                              f"a details.json of another task")
         return task
     seen: dict[str, Path] = {}
     for team in teams:
-        for path, data in team.files:
-            seen.setdefault(data["task"], path)
+        for details in team.files:
+            seen.setdefault(details.task, details.path)
     if len(seen) > 1:
         raise ReferenceDataError("a mix of tasks (field 'task'): " + "; ".join(
             f"{path} is {name!r}" for name, path in seen.items()) + "; rank one task at a time (--task)")
@@ -158,36 +125,73 @@ def one_reference(teams: list[TeamFiles]) -> None:
                                  + "; ".join(f"{digest[:12]}: {', '.join(names)}" for digest, names in by_digest.items()))
 
 
+def same_grouping(teams: list[TeamFiles]) -> None:
+    """Refuse teams of which some were scored as a whole (no group) and others in groups (field ``group``):
+    their units are named apart (formats.details.unit_id) and would not line up, each team then lacking the
+    others' units. (Teams scored in different sets of groups, one lacking a group its scoring failed, are
+    the board's missing_policy's to rank.)"""
+    whole = sorted(team.name for team in teams if any(not details.group for details in team.files))
+    grouped = {team.name: sorted({details.group for details in team.files if details.group}) for team in teams}
+    grouped = {name: groups for name, groups in grouped.items() if groups}
+    if whole and grouped:
+        shown = "; ".join(f"{name}: {', '.join(groups)}" for name, groups in list(grouped.items())[:5])
+        raise ReferenceDataError(f"teams {', '.join(whole[:5])} were scored as a whole (details.json's field 'group' "
+                                 f"empty), teams {shown} in groups: the units would not line up. Score every team "
+                                 f"the same way (codascore judge with the same --profile for all)")
+
+
+def check_board_settings(inputs: Inputs, keys: tuple[str, ...], config: dict) -> None:
+    """Refuse a file scored with another value of a setting the board depends on (its ``board_settings``)
+    than the leaderboard's configuration (the reference data's task.yaml, or the task's defaults), naming
+    the file, the field and both values. A file that records no such setting is not checked."""
+    for team in inputs.teams:
+        for details in team.files:
+            for key in keys:
+                if key in details.board_settings and not same_value(details.board_settings[key], config.get(key)):
+                    raise ReferenceDataError(
+                        f"{details.path} (team {team.name}): field 'board_settings.{key}' is "
+                        f"{details.board_settings[key]!r}, the leaderboard's (its reference data's task.yaml) is "
+                        f"{config.get(key)!r}: scored under another rule")
+
+
+def same_value(found, expected) -> bool:
+    """Two settings' values alike (numbers compared as floats: 1000 and 1000.0 are one value)."""
+    numbers = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (found, expected))
+    return float(found) == float(expected) if numbers else found == expected
+
+
 def judgement_teams(out: Path, task: str | None) -> tuple[list[TeamFiles], dict[str, str]]:
     """The teams of a judgement's output folder: the rows of results.csv (of ``task``, or of its only
-    task) that were scored, each team's run folders' details.json. A team none of whose rows was scored is
-    left out with its state; one with some groups unscored keeps the others (its missing units then count
-    as the board's missing_policy says)."""
-    rows = read_results(out)
+    task) that were scored, each team's run folders' details.json, whose group must be its row's. A team
+    none of whose rows was scored is left out with its state; one with some groups unscored keeps the
+    others (its missing units then count as the board's missing_policy says)."""
+    rows = judgement.read_results(out)
     tasks = sorted({row["task"] for row in rows if row.get("task")})
     if task is None:
         if len(tasks) > 1:
-            raise UsageError(f"{out / JUDGE_RESULTS} holds several tasks ({', '.join(tasks)}): choose one with --task")
+            raise UsageError(f"{out / judgement.RESULTS} holds several tasks ({', '.join(tasks)}): choose one "
+                             f"with --task")
         task = tasks[0] if tasks else None
-    digests = store_references(out, task)
-    files: dict[str, list[tuple[Path, dict]]] = {}
+    with judgement.Judgement.open(out) as store:
+        digests = store.reference_digests(task) if task else {}
+    files: dict[str, list[Details]] = {}
     unscored: dict[str, str] = {}
     for row in rows:
         if row.get("task") != task:
             continue
         team = row.get("team", "")
-        if row.get("state") != "done" or row.get("outcome") != "scored":
+        if row.get("state") != judgement.DONE or row.get("outcome") != "scored":
             unscored.setdefault(team, f"{row.get('state')}: {row.get('outcome') or row.get('messages') or ''}".strip(": "))
             continue
-        path = out / row.get("run_folder", "") / SCORING_DETAILS
+        path = scoring_output(out / row.get("run_folder", "")) / DETAILS
         if not path.is_file():
-            raise ReferenceDataError(f"{out / JUDGE_RESULTS}: team {team}'s run folder (field 'run_folder') "
-                                     f"holds no {SCORING_DETAILS}")
-        details = read_details(path)
-        if row.get("group"):
-            # the scoring of one group (a UAI time limit) does not know its group: the judge's row does
-            details = {**details, "group": row["group"]}
-        files.setdefault(team, []).append((path, details))
+            raise ReferenceDataError(f"{out / judgement.RESULTS}: team {team}'s run folder (field 'run_folder') "
+                                     f"holds no {path.relative_to(out / row.get('run_folder', ''))}")
+        details = read_details(path, task)
+        if details.group != row.get("group", ""):
+            raise ReferenceDataError(f"{path}: field 'group' is {details.group!r}, its row of "
+                                     f"{judgement.RESULTS} says {row.get('group')!r}: the units would not line up")
+        files.setdefault(team, []).append(details)
     teams = [TeamFiles(name, found) for name, found in files.items()]
     for team in teams:
         # the store's digest (of the one reference folder the judge ran with), else the files' own
@@ -196,68 +200,21 @@ def judgement_teams(out: Path, task: str | None) -> tuple[list[TeamFiles], dict[
 
 
 def fetched_teams(out: Path) -> tuple[list[TeamFiles], dict[str, str]]:
-    """The teams of a ``codascore fetch`` folder: each team's chosen submission (the one on the leaderboard,
-    else as the manifest's ``teams`` says) and its details.json; a team without a scored one is left out
-    with the reason."""
-    manifest = json.loads((out / FETCH_MANIFEST).read_text(encoding="utf-8"))
-    submissions, teams, left_out = manifest.get("submissions") or {}, [], {}
-    for name, entry in sorted((manifest.get("teams") or {}).items()):
-        record = submissions.get(str(entry.get("submission")))
-        if record is None:
-            left_out[name] = entry.get("why") or "no submission"
+    """The teams of a ``codascore fetch`` folder: each team's chosen submission and its details.json; a team
+    without a scored one is left out with the reason."""
+    teams, left_out = [], {}
+    for name, folder, why in fetch.chosen_submissions(out):
+        if folder is None:
+            left_out[name] = why
             continue
-        path = out / record.get("folder", "") / DETAILS
+        path = folder / DETAILS
         if not path.is_file():
-            left_out[name] = f"submission {record.get('id')} ({record.get('status')}): no {DETAILS} fetched"
+            left_out[name] = f"{why}: no {DETAILS} fetched"
             continue
-        details = read_details_or_none(path)
-        if details is None:
-            left_out[name] = f"submission {record.get('id')}: not scored"
-            continue
-        teams.append(TeamFiles(name, [(path, details)]))
+        try:
+            teams.append(TeamFiles(name, [read_details(path)]))
+        except NotScored:
+            left_out[name] = f"{why}: not scored"
     for team in teams:
         team.reference = details_reference(team)
     return teams, left_out
-
-
-def read_details_or_none(path: Path) -> dict | None:
-    """read_details, or None for a details.json of a submission that was not scored."""
-    try:
-        return read_details(path)
-    except ReferenceDataError as exc:
-        if "field 'status'" in str(exc):
-            return None
-        raise
-
-
-def read_results(out: Path) -> list[dict]:
-    try:
-        with open(out / JUDGE_RESULTS, newline="", encoding="utf-8") as handle:
-            rows = list(csv.DictReader(handle))
-    except (OSError, UnicodeDecodeError, csv.Error) as exc:
-        raise ReferenceDataError(f"{out / JUDGE_RESULTS}: unreadable ({exc})") from exc
-    if rows and not {"team", "task", "state", "run_folder"} <= set(rows[0]):
-        raise ReferenceDataError(f"{out / JUDGE_RESULTS}: not a judgement's results (columns team, task, state, "
-                                 f"run_folder expected)")
-    return rows
-
-
-def store_references(out: Path, task: str | None) -> dict[str, str]:
-    """team -> the reference data's digest its units were judged with (judge.sqlite's units table, read
-    only); ReferenceDataError naming a team whose units disagree."""
-    try:
-        db = sqlite3.connect(f"file:{out / JUDGE_DATABASE}?mode=ro", uri=True)
-        try:
-            rows = db.execute("SELECT DISTINCT team, reference_sha256 FROM units WHERE task = ? AND kind != 'part'",
-                              (task,)).fetchall()
-        finally:
-            db.close()
-    except sqlite3.DatabaseError as exc:
-        raise ReferenceDataError(f"{out / JUDGE_DATABASE}: not a judgement's database ({exc})") from exc
-    found: dict[str, str] = {}
-    for team, digest in rows:
-        if team in found and found[team] != digest:
-            raise ReferenceDataError(f"{out / JUDGE_DATABASE}: team {team}'s units were judged on different "
-                                     f"reference data (field 'reference_sha256')")
-        found[team] = digest
-    return found

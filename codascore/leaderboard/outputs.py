@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..codabench import write_atomic
+from ..formats.atomic import write_atomic
 from .statistics import team_order
 
 RANKING, PAIRWISE, PAGE = "ranking.csv", "pairwise.csv", "leaderboard.html"

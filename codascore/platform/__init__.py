@@ -1,11 +1,13 @@
-"""A client of a Codabench site, on the standard library's urllib (docs/end_of_competition.md): upload a
-competition bundle, fetch every submission of a phase, read its leaderboard, run submissions again.
+"""A client of a Codabench site, on the standard library's http.client (docs/end_of_competition.md): upload
+a competition bundle, fetch every submission of a phase, read its leaderboard, run submissions again.
 
 One public face, :class:`Site`, behind which private modules each hold one conversation with the API:
-``_http`` (the only door: token header, time limits, retries of GETs, every failure as a PlatformError of
-codascore.errors with its address and what was being done), ``_auth`` (where the token comes from),
-``_upload``, ``_manifest`` and ``_fetch``, ``_leaderboard``, ``_rerun``; and, for ``codascore worker``,
-``_job`` (:class:`JobSite`: one job's submission, reached with its secret as the compute worker does)::
+``_http`` (the only door: one kept connection per host, token header, time limits, retries of GETs that
+read the server, downloads resumed inside a file, every failure as a PlatformError of codascore.errors
+with its address, what was being done and the HTTP status), ``_auth`` (where the token comes from),
+``_upload``, ``_manifest``, ``_folder`` (a fetch's lock and folder check) and ``_fetch``, ``_leaderboard``,
+``_rerun``; and, for ``codascore worker``, ``_job`` (:class:`JobSite`: one job's submission, reached with
+its secret as the compute worker does)::
 
     from codascore.platform import Site
     site = Site.connect("https://www.codabench.org")          # $CODABENCH_TOKEN
@@ -19,14 +21,14 @@ Nothing here prints: each call takes a ``say`` (lines) and a ``progress`` (bytes
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
+from ..formats.fetch import MANIFEST, load_manifest
 from ._auth import PASSWORD_VARIABLE, TOKEN_VARIABLE, find_token
-from ._fetch import PhaseFetch, summary_line
+from ._fetch import PhaseFetch, fetch_competition, summary_line
 from ._http import RETRIES, TIMEOUT, Http, Progress
 from ._job import HTML, ZIP, JobSite
 from ._leaderboard import EXACT, ROUNDED, Leaderboard, read_leaderboard
-from ._manifest import MANIFEST, load_manifest
 from ._rerun import rerun_phase, rerun_submission, wait_for_states
 from ._upload import Uploaded, upload_bundle
 
@@ -40,11 +42,12 @@ def _quiet(line: str) -> None:
 
 class Site:
     """A Codabench site at url, with a token (None: anonymous). timeout: seconds per request; retries:
-    attempts after the first of a GET after a fault of the site."""
+    attempts after the first of a GET after a fault of the site; say: where a wait the site asked for is
+    told."""
 
     def __init__(self, url: str, token: str | None = None, timeout: float = TIMEOUT, retries: int = RETRIES,
-                 backoff: float = 1.0):
-        self.http = Http(url, token, timeout, retries, backoff)
+                 backoff: float = 1.0, say: Callable[[str], None] | None = None):
+        self.http = Http(url, token, timeout, retries, backoff, say)
 
     @classmethod
     def connect(cls, url: str, token_file: str | None = None, username: str | None = None,
@@ -77,8 +80,15 @@ class Site:
 
     def fetch(self, phase_id: int, out: Path, say: Callable[[str], None] = _quiet,
               progress: Callable[[str], Progress] | None = None) -> dict:
-        """Every submission of a phase into out (resumable); the manifest."""
+        """Every submission of a phase into out (resumable; out new, or the fetch of this phase of this
+        site); the manifest."""
         return PhaseFetch(self.http, phase_id, Path(out), say, progress).run()
+
+    def fetch_competition(self, competition_id: int, out: Path, say: Callable[[str], None] = _quiet,
+                          progress: Callable[[str], Progress] | None = None) -> Iterator[tuple[int, Path, dict]]:
+        """Every phase of a competition, each into out/phase-<id>/: (phase id, folder, manifest) as each
+        ends."""
+        return fetch_competition(self.http, competition_id, Path(out), say, progress)
 
     def leaderboard(self, phase_id: int, competition_id: int | None = None) -> Leaderboard:
         """The phase's leaderboard: exact values from the results export when the caller may read it,

@@ -8,41 +8,16 @@ leaves only complete files under their own names, and the next one takes up from
 from __future__ import annotations
 
 import datetime as dt
-import json
 import re
 from pathlib import Path
 
-from ..codabench import write_atomic
-from ..judge.teams import file_sha256
+from ..digests import file_sha256
+from ..formats.fetch import SUBMISSION_ZIP
 
-MANIFEST = "manifest.json"
-FORMAT = "codascore-fetch"
 #: The states after which the platform changes nothing of a submission (its model's FINISHED, FAILED,
 #: CANCELLED).
 FINAL_STATES = frozenset({"Finished", "Failed", "Cancelled"})
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.@+-]")
-
-
-def new_manifest(site: str, phase: dict) -> dict:
-    return {"format": FORMAT, "version": 1, "site": site,
-            "phase": {key: phase.get(key) for key in ("id", "name", "start", "end")},
-            "submissions": {}, "teams": {}}
-
-
-def load_manifest(out: Path) -> dict | None:
-    """OUT/manifest.json as fetch wrote it, or None (absent, unreadable, or another program's)."""
-    try:
-        manifest = json.loads((Path(out) / MANIFEST).read_text())
-    except (OSError, ValueError):
-        return None
-    return manifest if isinstance(manifest, dict) and manifest.get("format") == FORMAT else None
-
-
-def write_json_atomic(path: Path, data) -> None:
-    """Write data as JSON to path atomically (codabench.write_atomic), making its folder first."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
 
 
 def is_intact(path: Path, record: dict | None) -> bool:
@@ -86,7 +61,7 @@ def is_late(created_when: str | None, phase_end: str | None) -> bool:
 def choose_team_submission(records: list[dict]) -> tuple[dict | None, str]:
     """The one submission of a team the judge gets, and why: the one on the leaderboard, else the latest
     made before the phase's end, else the latest; only a top-level submission whose file was fetched."""
-    candidates = [r for r in records if r.get("parent") is None and "submission.zip" in r.get("files", {})]
+    candidates = [r for r in records if r.get("parent") is None and SUBMISSION_ZIP in r.get("files", {})]
     if not candidates:
         return None, "no submission file was fetched for this team"
     on_board = [r for r in candidates if r.get("on_leaderboard")]

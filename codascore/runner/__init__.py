@@ -19,18 +19,19 @@ import time
 from pathlib import Path
 
 from .. import containers, zips
+from ..codabench import IMPORT_CHECK_FAILED
 from ..errors import SubmissionError
 from ..outcomes import Outcome, scoring_outcome
 from ..scores import output_problems
 from ..task import Task
 from .layout import DEFAULT_TIME_LIMIT, TaskLayout, find_layout
 from .logs import log_warnings
-from .steps import Observer, StepRun, prediction_stop, prepare_prediction, prepare_scoring, \
-    push_prediction_output, run_step
+from .steps import Observer, StepRun, prediction_stop, prepare_import_check, prepare_prediction, \
+    prepare_scoring, push_prediction_output, run_step
 from .worker import RUN_MARKER, default_run_dir, interpreter, materialise, prepare_run_dir
 
-__all__ = ["DEFAULT_TIME_LIMIT", "RUN_MARKER", "Observer", "RunResult", "StepRun", "TaskLayout", "choose_container",
-           "find_layout", "format_run", "interpreter", "materialise", "predict",
+__all__ = ["DEFAULT_TIME_LIMIT", "RUN_MARKER", "Observer", "RunResult", "StepRun", "TaskLayout", "check_import",
+           "choose_container", "find_layout", "format_run", "interpreter", "materialise", "predict",
            "prepare_run_dir", "run"]
 
 
@@ -102,6 +103,28 @@ def predict(layout: TaskLayout, submission: Path, run_dir: Path, container: cont
     if not stop:
         push_prediction_output(step)
     return step, stop
+
+
+def check_import(layout: TaskLayout, submission: Path, run_dir: Path, container: containers.Container,
+                 time_limit: float) -> str:
+    """Import a code submission's entry once, as the task's ingestion imports it, in the container (the
+    step's sandbox, the team's interpreter) under time_limit, in run_dir (a run folder: its logs stay).
+    Returns "" when it imported, else why not: the entry's error, the limit, a refused archive."""
+    run_dir = prepare_run_dir(run_dir)
+    try:
+        step = prepare_import_check(layout, Path(submission), run_dir, time_limit)
+    except SubmissionError as refused:
+        return str(refused)
+    ran = run_step(container, step, Observer())
+    entry = layout.task.code_entry.file
+    if ran.timed_out:
+        return f"{entry}: importing it took longer than the import check's limit of {time_limit:g} s"
+    if ran.exit_codes.get("ingestion") == 0:
+        return ""
+    said = [line.partition(IMPORT_CHECK_FAILED)[2] for line in ran.stderr.splitlines() if IMPORT_CHECK_FAILED in line]
+    lines = [line for line in ran.stderr.splitlines() if line.strip()]
+    return said[-1] if said else f"{entry}: the import check exited with code {ran.exit_codes.get('ingestion')}: " \
+        + " | ".join(lines[-3:])[:600]
 
 
 def choose_container(container: containers.Container | None, python: str | None) -> containers.Container:

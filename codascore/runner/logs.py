@@ -1,15 +1,12 @@
 """Reading a step's logs, which a participant's code may flood or fill with escape sequences: the lines a
-person may be shown (docs/codabench.md#what-the-terminal-shows), the progress lines
-(docs/codabench.md#progress-lines) and the warnings a run reports."""
+person may be shown (docs/codabench.md#what-the-terminal-shows) and the warnings a run reports. Its
+progress lines (docs/codabench.md#progress-lines) are read with codascore.progress.LINE."""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Iterable
 
-#: A progress line of a step's log: what, done, total, and the rest.
-PROGRESS_LINE = re.compile(r"^progress: (?P<what>.*?) (?P<done>\d+)/(?P<total>\d+)(?P<rest>.*)$")
 #: A line is cut at this length, and at most this many warnings are kept of a run.
 MAX_LINE_CHARS = 500
 MAX_SHOWN_WARNINGS = 50

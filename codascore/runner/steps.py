@@ -27,6 +27,10 @@ import yaml
 
 from .. import containers, zips
 from ..containers import Mount
+from ..formats.outputs import WORKER_METADATA
+from ..errors import RunnerError
+from ..formats.run_folder import IMPORT_CHECK, INPUT_DATA, LOGS, PREDICTION, PROGRAM, REFERENCE, RESULTS, \
+    SCORING, SCORING_INPUT, SUBMISSION, prediction_output, scoring_output
 from .layout import TaskLayout
 from .worker import materialise, place_submission, program_command, program_folder_zip, read_command, \
     worker_metadata
@@ -99,12 +103,12 @@ def prepare_prediction(layout: TaskLayout, submission: Path, run_dir: Path, max_
     """The prediction step of a local run: the submission placed first (SubmissionError when it cannot be: a
     refused archive, an unreadable metadata.yaml), the input data and ingestion program delivered as the
     worker gets them, then :func:`prediction_step`."""
-    folder = run_dir / "prediction"
-    place_submission(submission, folder / "ingested_program", max_submission_bytes)
+    folder = run_dir / PREDICTION
+    place_submission(submission, folder / SUBMISSION, max_submission_bytes)
     if layout.input_data:
-        materialise(zips.folder_zip(layout.input_data), folder / "input_data")
+        materialise(zips.folder_zip(layout.input_data), folder / INPUT_DATA)
     if layout.ingestion_program is not None:
-        materialise(program_folder_zip(layout.ingestion_program), folder / "program")
+        materialise(program_folder_zip(layout.ingestion_program), folder / PROGRAM)
     return prediction_step(run_dir, layout.time_limit)
 
 
@@ -113,14 +117,14 @@ def prediction_step(run_dir: Path, time_limit: float) -> Step:
     in ingested_program/, and when the task has them the ingestion program in program/ and the input data in
     input_data/. Mounts: /app/program, /app/output, /app/data (read-only), /app/input_data when there is
     input data, /app/ingested_program for the ingestion program; no /app/shared."""
-    folder, logs = run_dir / "prediction", run_dir / "logs"
-    submission_dir, output, data = folder / "ingested_program", folder / "output", folder / "data"
+    folder, logs = run_dir / PREDICTION, run_dir / LOGS
+    submission_dir, output, data = folder / SUBMISSION, prediction_output(run_dir), folder / "data"
     for made in (output, data, logs):
         made.mkdir(parents=True, exist_ok=True)
     submission_command = read_command(submission_dir)
     common = (Mount(output, "/app/output"), Mount(data, "/app/data", read_only=True))
-    if (folder / "input_data").is_dir():
-        common += (Mount(folder / "input_data", "/app/input_data"),)
+    if (folder / INPUT_DATA).is_dir():
+        common += (Mount(folder / INPUT_DATA, "/app/input_data"),)
     programs = []
     if submission_command is None:  # a results submission: the worker copies it into the output (res/)
         shutil.copytree(submission_dir, output, dirs_exist_ok=True)
@@ -128,12 +132,35 @@ def prediction_step(run_dir: Path, time_limit: float) -> Step:
         programs.append(Program("program", submission_command, (Mount(submission_dir, "/app/program"), *common),
                                 logs / "prediction",
                                 f"[prediction] running the submission's own command: {submission_command}"))
-    if (folder / "program").is_dir():
-        command = program_command(folder / "program", "ingestion program")
-        mounts = (Mount(folder / "program", "/app/program"), Mount(submission_dir, "/app/ingested_program"))
+    if (folder / PROGRAM).is_dir():
+        command = program_command(folder / PROGRAM, "ingestion program")
+        mounts = (Mount(folder / PROGRAM, "/app/program"), Mount(submission_dir, "/app/ingested_program"))
         programs.append(Program("ingestion", command, (*mounts, *common), logs / "ingestion",
                                 f"[prediction] ingestion program: {command}"))
-    return Step("prediction", folder, tuple(programs), time_limit, output)
+    return Step(PREDICTION, folder, tuple(programs), time_limit, output)
+
+
+def prepare_import_check(layout: TaskLayout, submission: Path, run_dir: Path, time_limit: float,
+                         max_submission_bytes: int = zips.MAX_ARCHIVE_BYTES) -> Step:
+    """The import check of a code submission (docs/judge.md#the-import-check): the ingestion program's folder
+    at /app/program and the submission at /app/ingested_program, as in the prediction step, and one program
+    that imports the submission's entry as the task's ingestion does (Task.code_entry;
+    codabench.check_import_main), under time_limit. SubmissionError when the submission cannot be placed."""
+    entry = layout.task.code_entry
+    if entry is None or layout.ingestion_program is None:
+        raise RunnerError(f"{layout.task.name}: no code entry or ingestion program: nothing to import")
+    folder, logs = run_dir / IMPORT_CHECK, run_dir / LOGS
+    logs.mkdir(parents=True, exist_ok=True)
+    place_submission(submission, folder / SUBMISSION, max_submission_bytes)
+    materialise(program_folder_zip(layout.ingestion_program), folder / PROGRAM)
+    script = ("import sys; from codascore.codabench import check_import_main; "
+              "sys.exit(check_import_main(sys.argv[1:]))")
+    command = shlex.join(["python3", "-c", script, "/app/program", "/app/ingested_program", entry.file,
+                          entry.loader, *entry.arguments])
+    mounts = (Mount(folder / PROGRAM, "/app/program", read_only=True),
+              Mount(folder / SUBMISSION, "/app/ingested_program"))
+    program = Program("ingestion", command, mounts, logs / IMPORT_CHECK, f"[import check] {entry.file}")
+    return Step(IMPORT_CHECK, folder, (program,), float(time_limit), folder)
 
 
 def prediction_stop(prediction: StepRun) -> str:
@@ -141,7 +168,7 @@ def prediction_stop(prediction: StepRun) -> str:
     prediction that wrote the worker's own file."""
     if prediction.timed_out:
         return f"prediction step exceeded the time limit of {prediction.step.time_limit:g} s"
-    if (prediction.step.output / "metadata").exists():
+    if (prediction.step.output / WORKER_METADATA).exists():
         return "the prediction step wrote output/metadata (the worker's file): Codabench fails the run"
     return ""
 
@@ -149,19 +176,19 @@ def prediction_stop(prediction: StepRun) -> str:
 def push_prediction_output(prediction: StepRun) -> None:
     """What the worker does after the prediction step: output/metadata with the programs' exit codes and
     times, which the scoring step reads as res/metadata."""
-    (prediction.step.output / "metadata").write_text(worker_metadata(prediction.exit_codes, prediction.elapsed))
+    (prediction.step.output / WORKER_METADATA).write_text(worker_metadata(prediction.exit_codes, prediction.elapsed))
 
 
 def prepare_scoring(layout: TaskLayout, run_dir: Path) -> Step:
     """The scoring step of a local run: the scoring program, the reference data (with the layout's task.yaml
     values over its own) and the prediction's output delivered as the worker gets them, then
     :func:`scoring_step`."""
-    folder = run_dir / "scoring"
-    materialise(program_folder_zip(layout.scoring_program), folder / "program")
-    materialise(zips.folder_zip(layout.reference_data), folder / "input" / "ref")
+    folder = run_dir / SCORING
+    materialise(program_folder_zip(layout.scoring_program), folder / PROGRAM)
+    materialise(zips.folder_zip(layout.reference_data), folder / SCORING_INPUT / REFERENCE)
     if layout.reference_config:
-        override_task_yaml(folder / "input" / "ref" / "task.yaml", layout.reference_config)
-    materialise(zips.folder_zip(run_dir / "prediction" / "output"), folder / "input" / "res")
+        override_task_yaml(folder / SCORING_INPUT / REFERENCE / "task.yaml", layout.reference_config)
+    materialise(zips.folder_zip(prediction_output(run_dir)), folder / SCORING_INPUT / RESULTS)
     return scoring_step(run_dir, layout.time_limit, f"scoring program {layout.scoring_program.name}")
 
 
@@ -169,15 +196,15 @@ def scoring_step(run_dir: Path, time_limit: float, what: str = "scoring program"
     """The scoring step of a run folder whose scoring/ holds the scoring program in program/ and its input in
     input/ref and input/res. Mounts: /app/program, /app/input, /app/output, /app/shared, /app/data
     (read-only). RunnerError naming what when the program has no command."""
-    folder = run_dir / "scoring"
-    for made in (folder / "output", folder / "shared", folder / "data", run_dir / "logs"):
+    folder = run_dir / SCORING
+    for made in (scoring_output(run_dir), folder / "shared", folder / "data", run_dir / LOGS):
         made.mkdir(parents=True, exist_ok=True)
-    command = program_command(folder / "program", what)
-    mounts = (Mount(folder / "program", "/app/program"), Mount(folder / "input", "/app/input"),
-              Mount(folder / "output", "/app/output"), Mount(folder / "shared", "/app/shared"),
+    command = program_command(folder / PROGRAM, what)
+    mounts = (Mount(folder / PROGRAM, "/app/program"), Mount(folder / SCORING_INPUT, "/app/input"),
+              Mount(scoring_output(run_dir), "/app/output"), Mount(folder / "shared", "/app/shared"),
               Mount(folder / "data", "/app/data", read_only=True))
-    program = Program("program", command, mounts, run_dir / "logs" / "scoring", f"[scoring] {command}")
-    return Step("scoring", folder, (program,), time_limit, folder / "output")
+    program = Program("program", command, mounts, run_dir / LOGS / SCORING, f"[scoring] {command}")
+    return Step(SCORING, folder, (program,), time_limit, scoring_output(run_dir))
 
 
 def override_task_yaml(path: Path, values: dict) -> None:

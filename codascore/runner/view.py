@@ -1,16 +1,17 @@
 """The terminal view of ``codascore run`` (docs/codabench.md#what-the-terminal-shows): while each step runs,
-its progress as one line and each new warning once. The runner itself prints nothing; the command line
-hands it a TerminalView as the run's observer."""
+its progress as the display's status line and each new warning once (codascore.progress: quiet hides the
+status, never a warning). The runner itself prints nothing; the command line hands it a TerminalView as the
+run's observer."""
 
 from __future__ import annotations
 
 import os
 import re
-import sys
 import time
 from pathlib import Path
 
-from .logs import MAX_LINE_CHARS, MAX_SHOWN_WARNINGS, PROGRESS_LINE, is_warning, shown_line
+from ..progress import DISPLAY, LINE, Display
+from .logs import MAX_LINE_CHARS, MAX_SHOWN_WARNINGS, is_warning, shown_line
 from .steps import Observer, Step
 
 #: Seconds a step runs before the terminal shows a counter, and between two plain lines off a terminal.
@@ -25,23 +26,21 @@ MAX_READ_BYTES = 1 << 20
 class StepView:
     """What the terminal shows of a running step (docs/codabench.md#what-the-terminal-shows): it follows the
     step's stderr logs, echoes each new WARNING line once, and shows the latest progress line as a bar, or
-    the seconds elapsed when the step has run QUIET_SECONDS without one. On a terminal one line is redrawn in
-    place; elsewhere a plain line is written at most every PLAIN_LINE_SECONDS, and the last one at the end.
-    shown_warnings is shared by the steps of a run, so that a warning both steps log is echoed once."""
+    the seconds elapsed when the step has run QUIET_SECONDS without one, on the display's status line: a
+    terminal redraws it; elsewhere a plain line is written at most every PLAIN_LINE_SECONDS, and the last
+    one at the end. shown_warnings is shared by the steps of a run, so that a warning both steps log is
+    echoed once."""
 
-    def __init__(self, label: str, logs: list[Path], stream=None, quiet: bool = False,
+    def __init__(self, label: str, logs: list[Path], display: Display | None = None,
                  shown_warnings: list[str] | None = None, clock=time.monotonic):
-        self.label, self.logs, self.quiet, self.clock = label, logs, quiet, clock
-        self.stream = stream if stream is not None else sys.stderr
-        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.label, self.logs, self.clock = label, logs, clock
+        self.display = display if display is not None else DISPLAY
         self.warnings = shown_warnings if shown_warnings is not None else []
         self.offsets = {path: 0 for path in logs}
         self.partial = {path: b"" for path in logs}
         self.latest: re.Match | None = None
         self.started = clock()
         self.shown_at: float | None = None
-        self.drawn = False  # a TTY line is on screen, without its newline
-        self.drawn_status = ""
         self.flooded = False  # more than MAX_SHOWN_WARNINGS warnings came
         self.polled_at: float | None = None
 
@@ -68,15 +67,15 @@ class StepView:
     def take(self, line: str) -> None:
         """Note a log line: a progress line becomes the latest count, a new WARNING line is echoed."""
         line = shown_line(line)
-        if (match := PROGRESS_LINE.match(line)) is not None:
+        if (match := LINE.match(line)) is not None:
             self.latest = match
         elif is_warning(line) and line not in self.warnings:
             if len(self.warnings) < MAX_SHOWN_WARNINGS:
                 self.warnings.append(line)
-                self.write_line(line)
+                self.display.tell(line)
             elif not self.flooded:
                 self.flooded = True
-                self.write_line(f"(more than {MAX_SHOWN_WARNINGS} warnings: the rest are in the logs)")
+                self.display.tell(f"(more than {MAX_SHOWN_WARNINGS} warnings: the rest are in the logs)")
 
     # ----- the terminal
     def status(self, finished: bool = False) -> str:
@@ -89,29 +88,13 @@ class StepView:
         return (f"[{self.label}] {self.latest['what']} [{'#' * filled}{'.' * (20 - filled)}] "
                 f"{done}/{total}{self.latest['rest']}, {time_taken}")
 
-    def write_line(self, text: str) -> None:
-        if self.quiet:
-            return
-        if self.drawn:
-            self.stream.write("\r\x1b[K")  # clear the redrawn line before a line that stays
-            self.drawn = False
-        self.stream.write(text + "\n")
-        self.stream.flush()
-
     def show_status(self) -> None:
         now = self.clock()
-        if self.quiet or (now - self.started < QUIET_SECONDS):
+        if self.display.hidden or now - self.started < QUIET_SECONDS:
             return
-        if self.tty:
-            status = self.status()
-            if not self.drawn or status != self.drawn_status:  # redraw what changed only
-                self.stream.write("\r\x1b[K" + status)
-                self.stream.flush()
-            self.drawn, self.drawn_status = True, status
-        elif self.shown_at is not None and now - self.shown_at < PLAIN_LINE_SECONDS:
+        if not self.display.tty and self.shown_at is not None and now - self.shown_at < PLAIN_LINE_SECONDS:
             return
-        else:
-            self.write_line(self.status())
+        self.display.status(self.status())
         self.shown_at = now
 
     def poll(self) -> None:
@@ -133,23 +116,22 @@ class StepView:
         for line in lines:
             self.take(line)
         if self.shown_at is not None:
-            self.write_line(self.status(finished=True))
-        self.drawn = False
+            self.display.status(self.status(finished=True), final=True)
 
 
 class TerminalView(Observer):
     """The observer of a run on a terminal (or a log file): each program's command as it starts, then the
     step's StepView; a warning both steps log is shown once."""
 
-    def __init__(self, stream=None):
-        self.stream = stream if stream is not None else sys.stderr
+    def __init__(self, display: Display | None = None):
+        self.display = display if display is not None else DISPLAY
         self.shown_warnings: list[str] = []
         self.view: StepView | None = None
 
     def started(self, step: Step) -> None:
         for program in step.programs:
-            print(program.announce, file=self.stream, flush=True)
-        self.view = StepView(step.name, step.logs, stream=self.stream, shown_warnings=self.shown_warnings)
+            self.display.say(program.announce)
+        self.view = StepView(step.name, step.logs, display=self.display, shown_warnings=self.shown_warnings)
 
     def poll(self) -> None:
         if self.view is not None:

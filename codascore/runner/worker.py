@@ -16,10 +16,9 @@ import yaml
 from .. import bundle, validate, zips
 from ..competition import project_root
 from ..errors import CodascoreError, RunnerError, SubmissionError, UnsafeArchiveError
+from ..formats.run_folder import RUN_MARKER, RUNNER_FOLDERS
 from ..outcomes import one_line
 
-#: The marker file of a run folder: the runner empties a folder only when this file is in it.
-RUN_MARKER = ".codascore-run"
 
 
 def default_run_dir(runs: Path, task_name: str, submission: Path) -> Path:
@@ -49,7 +48,7 @@ def prepare_run_dir(out_dir: Path) -> Path:
     if run_dir.is_dir() and any(run_dir.iterdir()):
         names = {entry.name for entry in run_dir.iterdir()}
         # A run folder of an earlier version has no marker but holds only the runner's own folders.
-        if not (run_dir / RUN_MARKER).is_file() and not names <= {"logs", "prediction", "scoring"}:
+        if not (run_dir / RUN_MARKER).is_file() and not names <= RUNNER_FOLDERS:
             raise RunnerError(f"{run_dir} is not empty and is not a run folder (no {RUN_MARKER}): "
                               f"choose another --out")
         for entry in run_dir.iterdir():

@@ -84,7 +84,6 @@ class Rank(Command):
 
 class Srbench(Group):
     name = "srbench"
-    help = "SRBench 2022 organiser tools"
     commands = (Rank,)
 
 

@@ -13,10 +13,11 @@ from typing import Sequence
 import numpy as np
 
 from ..errors import ModelSyntaxError
+from ..progress import Counter
 from . import metrics
 from .canonical_form import CanonicalModel, canonicalize
 from .files import PREDICTIONS_FILE
-from .workers import Outcome, Progress, run_jobs
+from .workers import Outcome, run_jobs
 
 
 @dataclasses.dataclass
@@ -151,7 +152,7 @@ def score_methods(methods: dict, specs: dict, data: dict, simplify_time_limit: f
     jobs = [(text, specs[dataset], [data[(dataset, seed)] for seed in sorted({s for _, s in groups[(dataset, text)]})],
              simplify_time_limit, strict, simplify) for dataset, text in keys]
     _warm_up()
-    progress = Progress(progress_label, len(jobs)) if progress_label else None
+    progress = Counter(progress_label, len(jobs)) if progress_label else None
     outcomes: list[Outcome] = run_jobs(evaluate_model, jobs, time_limit=model_time_limit, n_workers=workers,
                                        progress=progress)
     results: dict = {method: [] for method in methods}

@@ -50,6 +50,8 @@ COMMON_DEFAULTS = {
     "max_length": 10000,              # longest model string accepted
     "fit_time_limit": 300.0,          # code submissions: seconds per fit (2022: 3600 up to 1000 rows)
     "fit_memory_limit": 16384,        # code submissions: MB of address space per run (2022: -m 16384)
+    "import_time_limit": 300.0,       # code submissions: seconds the import check of regressor.py may take
+    "import_check": True,             # false: the judge checked the import once for the team (its parts skip it)
     # eval_kwargs defaults the 2022 judging code used (docs/srbench.md#the-2022-harness)
     "scale_default": False,           # scale_x / scale_y when regressor.py does not say
     "test_mode": False,               # true: apply eval_kwargs' test_params (2022's -test)
@@ -74,11 +76,12 @@ def check_config(config: dict) -> None:
     for key, allowed in choices.items():
         if key in config and config[key] not in allowed:
             raise ReferenceDataError(f"task.yaml: {key} = {config[key]!r}; allowed: {list(allowed)}")
-    for key in ("simplify_time_limit", "model_time_limit", "fit_time_limit", "fit_memory_limit", "max_length"):
+    for key in ("simplify_time_limit", "model_time_limit", "fit_time_limit", "fit_memory_limit", "max_length",
+                "import_time_limit"):
         value = config.get(key)
         if key in config and (not is_number(value) or value <= 0):
             raise ReferenceDataError(f"task.yaml: {key} = {value!r} must be a positive number")
-    for key in ("scale_default", "test_mode"):
+    for key in ("scale_default", "test_mode", "import_check"):
         if key in config and not isinstance(config[key], bool):
             raise ReferenceDataError(f"task.yaml: {key} = {config[key]!r} must be true or false")
 

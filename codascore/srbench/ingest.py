@@ -21,6 +21,7 @@ Worker replies are JSON, never pickle.
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import re
 import time
@@ -28,12 +29,14 @@ import warnings
 from pathlib import Path
 
 from ..errors import FitTimeout, ReferenceDataError, SubmissionError
+from ..formats.environment import running_record
+from ..progress import Counter
 from ..sandbox import find_entry, import_participant_module
 from ..task import log
 from ..validate import is_number
 from . import files
 from .fit_watch import ALARM_GRACE, FitWatch, RunNotes, budget_text, raw_params, read_notes
-from .workers import Progress, run_jobs
+from .workers import run_jobs
 
 #: Seconds a run's process may live past ``fit_time_limit`` (model(), predict) before it is killed; never
 #: more than fit_time_limit itself.
@@ -214,15 +217,35 @@ def fit_one(entry: str, run: dict, settings: dict) -> dict:
     seconds, alarm = _fit(est, X_fit, y, limit, notes)
     parameters = inspect.signature(module.model).parameters
     takes_x = "X" in parameters or len(parameters) >= 2
-    text = module.model(est, frame) if takes_x else module.model(est)
+    with after_the_alarm(alarm, limit, "model(est, X)"):
+        text = module.model(est, frame) if takes_x else module.model(est)
     if not isinstance(text, str):
         raise TypeError(f"model(est, X) returned {type(text).__name__}, not a string")
     if settings["unscale"] and (x_scaler is not None or y_scaler is not None):
         text = unscale_model(text, names, x_scaler, y_scaler)
         notes.add("the model string, fitted on standardised data, was rewritten over the raw features")
-    predictions = _predict(est, run, kwargs, x_scaler, y_scaler) if run.get("test") else None
+    with after_the_alarm(alarm, limit, "est.predict"):
+        predictions = _predict(est, run, kwargs, x_scaler, y_scaler) if run.get("test") else None
     return {"model": text, "predictions": predictions, "notes": notes.lines, "fit_seconds": seconds,
             "alarm": alarm}
+
+
+class AfterTheAlarm(RuntimeError):
+    """model() or est.predict raised after the fit's alarm had stopped the fit: the message says both."""
+
+
+@contextlib.contextmanager
+def after_the_alarm(alarm: bool, limit: float, what: str):
+    """Re-raise what model() or est.predict raised, when the alarm stopped the fit, as one error that says
+    both (docs/srbench.md#why-a-run-stopped): a method stopped mid-search often holds no model yet."""
+    try:
+        yield
+    except Exception as exc:
+        if not alarm:
+            raise
+        first = (str(exc).splitlines() or [""])[0][:300]
+        raise AfterTheAlarm(f"the fit's alarm at {limit:g} s stopped the fit, and {what} then raised "
+                            f"{type(exc).__name__}: {first}") from exc
 
 
 def _params_text(params: dict) -> dict:
@@ -247,14 +270,20 @@ def fit_reply_problem(value, n_test: int | None) -> str | None:
 
 
 def check_regressor(entry: Path, config: dict) -> None:
-    """Import regressor.py once in a process of its own; SubmissionError with one clear message when the
-    import fails (a missing module named, with the dependency rule) or est/model/eval_kwargs are wrong."""
+    """Import regressor.py once in a process of its own, under the import check's own limit
+    (``import_time_limit``, not the fit's); SubmissionError with one clear message when the import fails (a
+    missing module named, with the dependency rule) or est/model/eval_kwargs are wrong. Skipped under
+    ``import_check: false``, which the judge's parts take once the judge has imported the team's
+    submission itself, once per team and environment (docs/judge.md#the-import-check)."""
+    if not config.get("import_check", True):
+        log("srbench ingestion: the import of regressor.py was checked once for this team by the judge")
+        return
+    limit = float(config.get("import_time_limit", config["fit_time_limit"]))
     [outcome] = run_jobs(probe_regressor, [(str(entry), bool(config["scale_default"]))],
-                         time_limit=float(config["fit_time_limit"]), n_workers=1,
-                         memory_limit=int(config["fit_memory_limit"]) * 1024**2)
+                         time_limit=limit, n_workers=1, memory_limit=int(config["fit_memory_limit"]) * 1024**2)
     if outcome.status == "timeout":
-        raise SubmissionError(f"{files.REGRESSOR_FILE}: importing it took longer than the time limit of "
-                              f"{float(config['fit_time_limit']):g} s")
+        raise SubmissionError(f"{files.REGRESSOR_FILE}: importing it took longer than the import check's time "
+                              f"limit of {limit:g} s (import_time_limit)")
     if outcome.status != "ok":
         first = outcome.message.splitlines()[0] if outcome.message else "the import failed"
         raise SubmissionError(f"{files.REGRESSOR_FILE}: {first}")
@@ -264,9 +293,20 @@ def check_regressor(entry: Path, config: dict) -> None:
         raise SubmissionError(f"{files.REGRESSOR_FILE}: importing it failed: "
                               f"{str(reply.get('message'))[:300]}. "
                               + (f"The module {missing!r} is not available here. " if missing else "")
-                              + DEPENDENCY_RULE)
+                              + dependency_rule())
     log(f"srbench ingestion: eval_kwargs applied to every run: {reply.get('eval_kwargs')}"
         + ("" if config["test_mode"] else " (test_params only in test_mode)"))
+
+
+def dependency_rule() -> str:
+    """What a submission may import: Codabench's rule, or, in a team's environment that codascore built
+    (codascore/formats/environment.py's record in sys.prefix), what that environment was built from."""
+    record = running_record()
+    if record is None:
+        return DEPENDENCY_RULE
+    sources = " and ".join(record["sources"]) or "the organiser's entry"
+    return (f"The submission ran in its team's environment, built from {sources} on Python "
+            f"{record['python_version']} with {len(record['packages'])} packages (docs/judge.md#environments).")
 
 
 def _run_jobs(input_dir: Path, entry: Path, config: dict, notes_dir: Path) -> tuple[list, list, dict, dict]:
@@ -341,7 +381,7 @@ def ingest_models(input_dir: Path, output_dir: Path, submission_dir: Path, confi
     for warning in warnings_found:
         log(f"WARNING: {warning}")
     for name in IGNORED_FILES:
-        if (entry.parent / name).is_file():
+        if (entry.parent / name).is_file() and running_record() is None:
             log(f"WARNING: {name} is ignored. {DEPENDENCY_RULE}")
     entry = entry.resolve()
     check_regressor(entry, config)
@@ -353,7 +393,7 @@ def ingest_models(input_dir: Path, output_dir: Path, submission_dir: Path, confi
             f"{limit + min(KILL_GRACE, limit):g} s)")
         outcomes = run_jobs(fit_one, jobs, time_limit=limit + min(KILL_GRACE, limit),
                             n_workers=int(config.get("workers") or 0) or None,
-                            progress=Progress("runs fitted", len(jobs)),
+                            progress=Counter("runs fitted", len(jobs)),
                             memory_limit=int(config["fit_memory_limit"]) * 1024**2, fresh_process=True)
         seen = [read_notes(Path(job[1]["notes_file"])) for job in jobs]
     models, predictions, runs, failures = {}, {}, {}, []

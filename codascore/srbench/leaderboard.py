@@ -23,6 +23,7 @@ import pandas as pd
 
 from ..board import Board, Design, Evidence
 from ..errors import ReferenceDataError
+from ..formats.details import Details
 from . import files
 from .evaluation import run_rows
 
@@ -117,19 +118,6 @@ def rounded_aspects(aspects: np.ndarray) -> np.ndarray:
     return np.concatenate([np.round(aspects[..., :1], 3), np.round(aspects[..., 1:], 9)], axis=-1)
 
 
-def check_details(details: dict[str, Any], task: str) -> list[dict]:
-    """The per-run records of one team's details.json of ``task``; ReferenceDataError naming the field
-    when it is another task's, or was not scored."""
-    if not isinstance(details, dict):
-        raise ReferenceDataError(f"details.json: not an object but {type(details).__name__}")
-    if details.get("task") != task:
-        raise ReferenceDataError(f"details.json: task is {details.get('task')!r}, not {task!r}")
-    if details.get("status", "scored") != "scored":
-        raise ReferenceDataError(f"details.json: status is {details.get('status')!r}: the submission was not "
-                                 "scored")
-    return files.details_runs(details, "details.json")
-
-
 def unit_table(records: list[dict], nonfinite: str, metrics: tuple[str, ...]) -> list[dict[str, Any]]:
     """Board unit rows from per-run records, through evaluation.run_rows (what ``srbench rank`` reads):
     unit ``"<dataset>/<seed>"``, dataset, seed and the metrics (``present`` = 1, other names NaN)."""
@@ -184,8 +172,8 @@ class SyntheticBoard(Board):
     def metric_names(self) -> list[str]:
         return list(SYNTHETIC_METRICS)
 
-    def unit_rows(self, details: dict[str, Any]) -> list[dict[str, Any]]:
-        return unit_table(check_details(details, self.task), self.nonfinite, SYNTHETIC_METRICS)
+    def unit_rows(self, details: Details) -> list[dict[str, Any]]:
+        return unit_table(files.details_runs(details.data, str(details.path)), self.nonfinite, SYNTHETIC_METRICS)
 
     def scores(self, evidence: Evidence, rule: str) -> np.ndarray:
         aggregate, profile = self.settings[rule]
@@ -236,8 +224,8 @@ class RealworldBoard(Board):
     def metric_names(self) -> list[str]:
         return list(REALWORLD_METRICS)
 
-    def unit_rows(self, details: dict[str, Any]) -> list[dict[str, Any]]:
-        return unit_table(check_details(details, self.task), self.nonfinite, REALWORLD_METRICS)
+    def unit_rows(self, details: Details) -> list[dict[str, Any]]:
+        return unit_table(files.details_runs(details.data, str(details.path)), self.nonfinite, REALWORLD_METRICS)
 
     def prepare(self, evidence: Evidence) -> Evidence:
         """Every unit's ``trust``: the rating of its team on its target, from the trust ratings file."""

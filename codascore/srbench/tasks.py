@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ReferenceDataError
-from ..task import JudgePart, Result, ScoreGuide, Section, Task
+from ..task import CodeEntry, Result, ScoreGuide, Section, Task
 from . import files
 from .evaluation import DatasetSpec, RunData, score_runs
 from .metrics import final_scores, head_to_head, r2_score, rank_per_dataset, representative
@@ -82,6 +82,8 @@ class ModelsTask(Task):
 
     result_files = (files.MODELS_FILE,)
     has_ingestion = True
+    code_entry = CodeEntry(files.REGRESSOR_FILE, "codascore.srbench.ingest:load_regressor")
+    board_settings = ("accuracy_source",)
 
     def load_config(self, raw: dict) -> dict:
         config = super().load_config(raw)
@@ -130,21 +132,11 @@ class ModelsTask(Task):
 
         ingest_models(Path(input_dir), Path(output_dir), Path(submission_dir), config)
 
-    def judge_parts(self, input_dir: Path, config: dict, profile: dict) -> list[JudgePart] | None:
-        """One part per (dataset, seed), the 2022 organisers' job (judge_parts.py, docs/judge.md#profiles)."""
-        from . import judge_parts
+    def judge_plan(self):
+        """One part per (dataset, seed), the 2022 organisers' job (judge_plan.py, docs/judge.md#profiles)."""
+        from .judge_plan import SRBenchPlan
 
-        return judge_parts.judge_parts(self, Path(input_dir), config, profile)
-
-    def write_part_input(self, input_dir: Path, part: JudgePart, dest: Path) -> None:
-        from . import judge_parts
-
-        judge_parts.write_part_input(self, Path(input_dir), part, Path(dest))
-
-    def merge_part_outputs(self, outputs: dict[str, Path], dest: Path, config: dict) -> None:
-        from . import judge_parts
-
-        judge_parts.merge_part_outputs(outputs, Path(dest), config)
+        return SRBenchPlan(self)
 
     def final_board(self, config: dict):
         """The track's final ranking for ``codascore leaderboard`` (srbench/leaderboard.py): the synthetic

@@ -22,7 +22,7 @@ import traceback
 from multiprocessing.connection import wait
 from typing import Any, Callable, Sequence
 
-from ..task import Progress
+from ..progress import Counter
 
 #: Address-space limit of a worker (bytes); a memory bomb fails the job instead of the machine.
 WORKER_MEMORY_LIMIT = 4 * 1024**3
@@ -107,7 +107,7 @@ class _Pool:
     """The worker processes of one :func:`run_jobs` call, the jobs not yet taken and the outcomes so far."""
 
     def __init__(self, func: Callable, jobs: Sequence[tuple], time_limit: float, n_workers: int | None,
-                 progress: Progress | None, memory_limit: int | None, fresh_process: bool):
+                 progress: Counter | None, memory_limit: int | None, fresh_process: bool):
         self.func, self.jobs, self.time_limit, self.progress = func, jobs, time_limit, progress
         self.memory_limit, self.fresh_process = memory_limit, fresh_process
         self.outcomes: list[Outcome | None] = [None] * len(jobs)
@@ -191,7 +191,7 @@ class _Pool:
 
 
 def run_jobs(func: Callable, jobs: Sequence[tuple], time_limit: float, n_workers: int | None = None,
-             progress: Progress | None = None, memory_limit: int | None = WORKER_MEMORY_LIMIT,
+             progress: Counter | None = None, memory_limit: int | None = WORKER_MEMORY_LIMIT,
              fresh_process: bool = False) -> list[Outcome]:
     """Call func(*job) for every job in worker processes; one Outcome per job, in order.
 

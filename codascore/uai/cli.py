@@ -37,7 +37,6 @@ class UpdateBest(Command):
 
 class Uai(Group):
     name = "uai"
-    help = "UAI 2022 tools: update best answers"
     commands = (UpdateBest,)
 
 

@@ -23,7 +23,8 @@ from pathlib import Path
 
 from ..errors import ReferenceDataError, SubmissionError, TimeLimitExceeded
 from ..sandbox import find_entry, run_command
-from ..task import log, progress
+from ..progress import counted
+from ..task import log
 from ..validate import shown
 
 ENTRY_POINTS = ("solver.py", "run.sh")
@@ -53,7 +54,7 @@ def run_solver_submission(task, input_dir: Path, output_dir: Path, submission_di
     limits = solver_limits(config)
     output_dir.mkdir(parents=True, exist_ok=True)
     failures: list[str] = []
-    for name in progress(instances, "instances solved"):
+    for name in counted(instances, "instances solved"):
         result = output_dir / f"{name}.uai.{task.kind}"
         files = {"--model": models / f"{name}.uai", "--evid": models / f"{name}.uai.evid",
                  "--query": models / f"{name}.uai.query", "--test": models / f"{name}.uai.test"}

@@ -21,49 +21,25 @@ import pandas as pd
 
 from ..board import Board, Design, Evidence
 from ..errors import ReferenceDataError
+from ..formats.details import Details
 from . import metrics
+from .judge_plan import group_seconds, time_limit_group
 
 #: The 2022 final table's weight of each time limit (seconds) in its row order (commit 588c98b "w=1,4,5";
 #: the draft of 2022-12-20, commit c09413d, used 1, 2, 3). A time limit outside these weighs 1.
 OFFICIAL_WEIGHTS = {20.0: 1.0, 1200.0: 4.0, 3600.0: 5.0}
 DRAFT_WEIGHTS = {20.0: 1.0, 1200.0: 2.0, 3600.0: 3.0}
-#: The time limits of the 2022 final table, named as the judge's groups are (judge_parts: "20s").
-OFFICIAL_LIMITS = ("20s", "1200s", "3600s")
+#: The time limits of the 2022 final table, named as the judge's groups are (judge_plan.time_limit_group).
+OFFICIAL_LIMITS = tuple(time_limit_group(seconds) for seconds in (20, 1200, 3600))
 #: The per-unit metrics of MPE and MMAP: the score as the scorer gave it, then the raw values the fold needs.
 BEST_KNOWN_METRICS = ["score", "log10_value", "best_log10", "trivial_log10"]
-
-
-def time_limit_label(seconds: float) -> str:
-    """A time limit as the judge names its group (``20s``)."""
-    return f"{float(seconds):g}s"
-
-
-def time_limit_seconds(label: str) -> float | None:
-    """The seconds of a time limit label (``20s``, ``20``), None for no time limit (``""``)."""
-    text = str(label).strip().removesuffix("s")
-    try:
-        return float(text) if text else None
-    except ValueError:
-        raise ReferenceDataError(f"time limit {label!r}: expected seconds such as '20s'") from None
-
-
-def time_limit_of(details: dict[str, Any]) -> str:
-    """The time limit a details.json was scored under: its ``group`` (the judge's results.csv group, "20s",
-    which the leaderboard's reader sets), else ``time_limit`` or ``settings.time_limit`` in seconds; ""
-    when it names none (one time category, as on Codabench)."""
-    settings = details.get("settings") if isinstance(details.get("settings"), dict) else {}
-    for value in (details.get("group"), details.get("time_limit"), settings.get("time_limit")):
-        if value not in (None, ""):
-            seconds = time_limit_seconds(value) if isinstance(value, str) else float(value)
-            return time_limit_label(seconds) if seconds is not None else ""
-    return ""
 
 
 def weighted_mean(limit_scores: dict[str, np.ndarray], weights: dict[float, float]) -> np.ndarray:
     """sum_t w_t S_t / sum_t w_t over the time limits present (a limit without a weight weighs 1)."""
     total, weight = 0.0, 0.0
     for label, scores in limit_scores.items():
-        seconds = time_limit_seconds(label)
+        seconds = group_seconds(label)
         w = weights.get(seconds, 1.0) if seconds is not None else 1.0
         total, weight = total + w * scores, weight + w
     return total / weight
@@ -91,22 +67,19 @@ class UAIBoard(Board):
     def metric_names(self) -> list[str]:
         return list(BEST_KNOWN_METRICS) if self.folds_best else ["score"]
 
-    def unit_rows(self, details: dict[str, Any]) -> list[dict[str, Any]]:
-        """One row per instance record: unit ``<time limit>/<id>`` (the id alone without a time limit), the
-        instance, its family and time limit, and the metrics (NaN where a record has no raw value)."""
-        if not isinstance(details, dict) or details.get("task") != self.task:
-            found = details.get("task") if isinstance(details, dict) else type(details).__name__
-            raise ReferenceDataError(f"details.json: field 'task' is {found!r}, not {self.task!r}")
-        records = details.get("instances")
+    def unit_rows(self, details: Details) -> list[dict[str, Any]]:
+        """One row per instance record: unit its id (the leaderboard names it within the file's group, a
+        time limit: ``20s/<id>``), the instance, its family and time limit (the group), and the metrics (NaN
+        where a record has no raw value)."""
+        records = details.instances
         if not isinstance(records, list):
             raise ReferenceDataError("details.json: field 'instances' is not a list of instance records")
-        limit = time_limit_of(details)
-        return [self._row(record, k, limit) for k, record in enumerate(records)]
+        return [self._row(record, k, details.group) for k, record in enumerate(records)]
 
     def _row(self, record: Any, k: int, limit: str) -> dict[str, Any]:
         if not isinstance(record, dict) or not isinstance(record.get("id"), str):
             raise ReferenceDataError(f"details.json: instances[{k}] has no string 'id'")
-        row = {"unit": f"{limit}/{record['id']}" if limit else record["id"], "instance": record["id"],
+        row = {"unit": record["id"], "instance": record["id"],
                "family": str(record.get("family", "")), "time_limit": limit}
         for name in self.metric_names():
             value = record.get(name)

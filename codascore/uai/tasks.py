@@ -25,9 +25,10 @@ from typing import Any, Callable
 import numpy as np
 
 from ..errors import AnswerError, FormatError, ReferenceDataError, TableTooLarge, TrivialAnswerError
-from ..task import JudgePart, Result, ScoreGuide, Section, Task, progress
+from ..progress import counted
+from ..task import Result, ScoreGuide, Section, Task
 from ..validate import Problems, is_finite_number, shown
-from . import files, judge_parts, metrics, result_files
+from . import files, metrics, result_files
 from .bucket_elimination import log10_mmap_value, mmap
 from .report import reading_guide, report_sections
 
@@ -119,6 +120,7 @@ class UAITask(Task):
     score_keys = ("score", "n_answered", "n_perfect")
     has_ingestion = True
     # memory_kb: the MEMKB a solver is told (the 2022 requirements page passed 8000000)
+    board_settings = ("tolerance",)
     defaults = {"tolerance": metrics.DEFAULT_TOLERANCE, "time_limit": 20.0, "memory_kb": 8_000_000,
                 "max_table_size": 2**25, "trivial_ibound": 2}
     # the exact answers, and answers halfway between them and the trivial ones
@@ -241,7 +243,7 @@ class UAITask(Task):
     # ----- scoring -----
     def score(self, reference: list[Instance], submission: dict[str, Answer], config: dict) -> Result:
         records, warnings, new_best, points = [], [], [], []
-        for inst in progress(reference, "instances scored"):
+        for inst in counted(reference, "instances scored"):
             ans = submission.get(inst.id) or Answer(reason="missing", missing=True)
             record = {"id": inst.id, "family": inst.family}
             if ans.reason is not None:
@@ -321,15 +323,11 @@ class UAITask(Task):
 
         return board_for(self.name, self.kind, config)
 
-    # ----- the judge's parts: one solver run per instance and time limit (uai/judge_parts.py) -----
-    def judge_parts(self, input_dir: Path, config: dict, profile: dict) -> list[JudgePart]:
-        return judge_parts.judge_parts(Path(input_dir), config, profile)
+    def judge_plan(self):
+        """One solver run per instance and time limit, each time limit scored apart (uai/judge_plan.py)."""
+        from .judge_plan import UAIPlan
 
-    def write_part_input(self, input_dir: Path, part: JudgePart, dest: Path) -> None:
-        judge_parts.write_part_input(Path(input_dir), part, Path(dest))
-
-    def merge_part_outputs(self, outputs: dict[str, Path], dest: Path, config: dict) -> None:
-        judge_parts.merge_part_outputs(self.kind, outputs, Path(dest))
+        return UAIPlan(self)
 
 
 def partial_answer_warnings(records: list[dict]) -> list[str]:

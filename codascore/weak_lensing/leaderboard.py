@@ -23,6 +23,7 @@ import numpy as np
 
 from ..board import Board, Design, Evidence
 from ..errors import ReferenceDataError, SubmissionError
+from ..formats.details import Details
 from . import files, metrics
 
 #: The unit column giving each map's place in the scorer's order: means are summed in that order, so the
@@ -49,11 +50,10 @@ class Phase1Board(Board):
     def metric_names(self) -> list[str]:
         return ["score"]
 
-    def unit_rows(self, details: dict[str, Any]) -> list[dict[str, Any]]:
+    def unit_rows(self, details: Details) -> list[dict[str, Any]]:
         """One row per map: ``unit`` (its index), ``position`` and ``score`` (a null, a non-finite s_i, reads
         as −inf: the mean is then floored, as the scorer floors it)."""
-        instances = scored_instances(details, self.task)
-        _same_setting(details, "lam", self.lam)
+        instances = scored_instances(details)
         rows = []
         for k, record in enumerate(instances):
             if "score" not in record:
@@ -96,11 +96,10 @@ class Phase2Board(Board):
         """The maps' labels (1 = OoD) from the reference data's label file."""
         self.labels = files.read_phase2_labels(Path(reference_dir)).astype(int)
 
-    def unit_rows(self, details: dict[str, Any]) -> list[dict[str, Any]]:
+    def unit_rows(self, details: Details) -> list[dict[str, Any]]:
         """One row per map: ``unit``, ``position``, ``ood`` (its label, from the reference data), the map's
         log-likelihood (ln ε without p_ind) and the score the TPR ranks (ood_score, else 1 − p_ind)."""
-        instances = scored_instances(details, self.task)
-        _same_setting(details, "eps", self.eps)
+        instances = scored_instances(details)
         if self.labels is None:
             raise ReferenceDataError(f"{self.task}: the final leaderboard needs every test map's label, which "
                                      "details.json does not hold: give the task's reference data")
@@ -110,7 +109,7 @@ class Phase2Board(Board):
         p_ind, ood_scores = (_submitted(instances, field) for field in ("p_ind", "ood_score"))
         if p_ind is None and ood_scores is None:
             raise SubmissionError("details.json: field 'instances' holds neither p_ind nor ood_score")
-        if ood_scores is None and details.get("tpr_low_fpr_from") == "ood_scores":  # scored before they were kept
+        if ood_scores is None and details.data.get("tpr_low_fpr_from") == "ood_scores":  # scored before they were kept
             raise SubmissionError("details.json: field 'tpr_low_fpr_from' is 'ood_scores', but no map has its "
                                   "ood_score: rescore the submission with this version")
         if p_ind is None:
@@ -136,23 +135,12 @@ class Phase2Board(Board):
         return np.nan_to_num(tpr, nan=0.0)
 
 
-def scored_instances(details: Any, task: str) -> list:
-    """The per-map records of a scored details.json of ``task``, or SubmissionError naming the field."""
-    if not isinstance(details, dict) or details.get("task") != task:
-        found = details.get("task") if isinstance(details, dict) else type(details).__name__
-        raise SubmissionError(f"details.json: field 'task' is {found!r}, not {task!r}")
-    instances = details.get("instances")
+def scored_instances(details: Details) -> list:
+    """The per-map records of a scored details.json, or SubmissionError naming the field."""
+    instances = details.instances
     if not isinstance(instances, list) or not instances or not all(isinstance(r, dict) for r in instances):
         raise SubmissionError("details.json: field 'instances' holds no per-map record")
     return instances
-
-
-def _same_setting(details: dict, key: str, expected: float) -> None:
-    """Refuse a details.json scored with another task.yaml value of ``key`` than the leaderboard's."""
-    found = details.get(key)
-    if found is not None and float(found) != expected:
-        raise ReferenceDataError(f"details.json: field {key!r} is {found!r}, the leaderboard's (its reference "
-                                 f"data's task.yaml) is {expected!r}: scored under another rule")
 
 
 def _submitted(instances: list, field: str) -> np.ndarray | None:

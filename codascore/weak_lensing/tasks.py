@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import ReferenceDataError
-from ..task import Result, ScoreGuide, Section, Task
+from ..task import CodeEntry, Result, ScoreGuide, Section, Task
 from ..validate import is_number
 from . import files, metrics
 from .files import RESULT_FILE, write_result
@@ -43,6 +43,8 @@ class Phase1Task(Task):
     score_keys = ("score", "avg_coverage", "R_squared", "MSE")
     result_files = (RESULT_FILE,)
     has_ingestion = True
+    code_entry = CodeEntry(files.MODEL_FILE, "codascore.sandbox:import_participant_module", ("model",))
+    board_settings = ("lam",)
     # seed: the demo's public data seed (generation only; a bundle's data comes from the private seed).
     defaults = {"lam": 1000.0, "n_test": 4000, "n_train_cosmologies": 101, "n_train_realisations": 10,
                 "seed": 20250601, "time_limit": 600.0}
@@ -143,6 +145,8 @@ class Phase2Task(Task):
     score_keys = ("score", "tpr_low_fpr", "log_likelihood")
     result_files = (RESULT_FILE,)
     has_ingestion = True
+    code_entry = CodeEntry(files.MODEL_FILE, "codascore.sandbox:import_participant_module", ("model",))
+    board_settings = ("ranking", "eps")
     # seed: the demo's public data seed (generation only; a bundle's data comes from the private seed).
     defaults = {"ranking": "seed", "eps": metrics.OOD_EPS, "n_test": 1000, "ood_fraction": 0.3,
                 "n_train_cosmologies": 101, "n_train_realisations": 10, "seed": 20250812, "time_limit": 600.0}

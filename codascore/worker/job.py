@@ -33,6 +33,8 @@ from pathlib import Path
 import yaml
 
 from .. import zips
+from ..formats.outputs import PAGE, SCORES, SCORES_YAML, WORKER_METADATA
+from ..formats import run_folder
 from ..errors import PlatformError, SiteFault, SubmissionError, UnsafeArchiveError
 from ..outcomes import ExitCode, one_line
 from ..platform import HTML, JobSite
@@ -243,31 +245,33 @@ class JobRun:
         self.status(PREPARING)
         container = self.container()
         run_dir = self.folder()
-        folder = run_dir / "prediction"
-        submission = self.download("program_data", run_dir / "bundles" / "submission.zip", "submission")
+        folder = run_dir / run_folder.PREDICTION
+        submission = self.download("program_data", run_dir / "bundles" / "program_data.zip", "submission")
         self.site.update(md5=md5(submission))
         try:
-            place_submission(submission, folder / "ingested_program", self.place.max_submission_bytes)
+            place_submission(submission, folder / run_folder.SUBMISSION, self.place.max_submission_bytes)
         except SubmissionError as exc:
             raise JobFailed(one_line(exc)) from None
-        self.bundle("ingestion_program", folder / "program", "ingestion program")
-        self.bundle("input_data", folder / "input_data", "input data", cached=True)
+        self.bundle("ingestion_program", folder / run_folder.PROGRAM, "ingestion program")
+        self.bundle("input_data", folder / run_folder.INPUT_DATA, "input data", cached=True)
         result = self.run_step(container)
         if result["stop_reason"]:
             raise JobFailed(result["stop_reason"])
-        self.push_output(folder / "output", result, "prediction_result", "prediction output")
+        self.push_output(run_folder.prediction_output(run_dir), result, "prediction_result", "prediction output")
         self.status(SCORING)
         return SCORING
 
     def score(self) -> str:
         self.status(RUNNING, f"scoring_hostname-{socket.gethostname()}")
         container = self.container()
-        folder = self.folder() / "scoring"
-        self.bundle("program_data", folder / "program", "scoring program")
-        self.bundle("reference_data", folder / "input" / "ref", "reference data", cached=True)
-        self.bundle("prediction_result", folder / "input" / "res", "prediction output")
+        run_dir = self.folder()
+        folder = run_dir / run_folder.SCORING
+        self.bundle("program_data", folder / run_folder.PROGRAM, "scoring program")
+        inputs = folder / run_folder.SCORING_INPUT
+        self.bundle("reference_data", inputs / run_folder.REFERENCE, "reference data", cached=True)
+        self.bundle("prediction_result", inputs / run_folder.RESULTS, "prediction output")
         result = self.run_step(container)
-        output = folder / "output"
+        output = run_folder.scoring_output(run_dir)
         page = detailed_results(output)
         if page and self.job.url("detailed_results_url"):
             self.site.put(self.job.url("detailed_results_url"), page, "the detailed results", HTML)
@@ -312,7 +316,7 @@ class JobRun:
 
     def push_output(self, output: Path, result: dict, name: str, what: str) -> None:
         """The worker's output/metadata written, the folder zipped and stored at the run argument's address."""
-        metadata = output / "metadata"
+        metadata = output / WORKER_METADATA
         if metadata.exists():
             raise JobFailed("Error, the output directory already contains a metadata file. This file is used "
                             "to store exitCode and other data, do not write to this file manually.")
@@ -336,7 +340,7 @@ def md5(path: Path) -> str:
 def detailed_results(output: Path) -> Path | None:
     """The page the site shows as detailed results: detailed_results.html, else the first .html file (the
     worker's v1.5 compatibility)."""
-    page = output / "detailed_results.html"
+    page = output / PAGE
     if page.is_file():
         return page
     pages = sorted(glob.glob(str(output / "*.html")))
@@ -346,16 +350,16 @@ def detailed_results(output: Path) -> Path | None:
 def read_scores(output: Path) -> dict:
     """The scores the worker posts: scores.json, else scores.txt read as YAML; JobFailed with the worker's
     messages when neither can be read."""
-    if (output / "scores.json").is_file():
+    if (output / SCORES).is_file():
         try:
-            scores = json.loads((output / "scores.json").read_text())
+            scores = json.loads((output / SCORES).read_text())
         except (ValueError, UnicodeDecodeError) as exc:
             raise JobFailed(f"Could not decode scores json properly, it contains an error.\n{exc}") from None
-    elif (output / "scores.txt").is_file():
+    elif (output / SCORES_YAML).is_file():
         try:
-            scores = yaml.safe_load((output / "scores.txt").read_text())
+            scores = yaml.safe_load((output / SCORES_YAML).read_text())
         except (yaml.YAMLError, UnicodeDecodeError) as exc:
-            raise JobFailed(f"Could not read scores.txt: {one_line(exc)}") from None
+            raise JobFailed(f"Could not read {SCORES_YAML}: {one_line(exc)}") from None
     else:
         raise JobFailed("Could not find scores file, did the scoring program output it?")
     if not isinstance(scores, dict):

@@ -14,6 +14,7 @@ from typing import Any
 from kombu import Exchange, Queue
 
 from ..errors import MessageError
+from ..formats.run_folder import PREDICTION, SCORING
 
 #: The task the site sends, and the queue and exchange it sends it to (on a queue's own virtual host).
 TASK_NAME = "compute_worker_run"
@@ -23,10 +24,10 @@ COMPUTE_QUEUE = Queue(QUEUE_NAME, Exchange(QUEUE_NAME), routing_key=QUEUE_NAME,
 #: The log files of a step, by (step, program): the run argument holding the presigned address of each
 #: (SubmissionDetails.DETAILED_OUTPUT_NAMES_*). A program is the runner's "program" (the submission's own
 #: command, or the scoring program) or "ingestion".
-LOG_NAMES = {("prediction", "program"): ("prediction_stdout", "prediction_stderr"),
-             ("prediction", "ingestion"): ("prediction_ingestion_stdout", "prediction_ingestion_stderr"),
-             ("scoring", "program"): ("scoring_stdout", "scoring_stderr"),
-             ("scoring", "ingestion"): ("scoring_ingestion_stdout", "scoring_ingestion_stderr")}
+LOG_NAMES = {(PREDICTION, "program"): ("prediction_stdout", "prediction_stderr"),
+             (PREDICTION, "ingestion"): ("prediction_ingestion_stdout", "prediction_ingestion_stderr"),
+             (SCORING, "program"): ("scoring_stdout", "scoring_stderr"),
+             (SCORING, "ingestion"): ("scoring_ingestion_stdout", "scoring_ingestion_stderr")}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -48,7 +49,8 @@ class Job:
 
     @property
     def step(self) -> str:
-        return "scoring" if self.is_scoring else "prediction"
+        """The step's name, which is also its folder in the run folder (formats.run_folder)."""
+        return SCORING if self.is_scoring else PREDICTION
 
     @property
     def key(self) -> tuple[int, bool]:

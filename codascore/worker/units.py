@@ -16,6 +16,7 @@ from typing import Callable
 
 from .. import containers
 from ..errors import RunnerError, SubmissionError
+from ..formats.run_folder import PREDICTION
 from ..outcomes import one_line
 from ..runner.steps import Observer, prediction_step, prediction_stop, run_step, scoring_step
 from .environments import ImageRefused, ensure_image
@@ -66,8 +67,9 @@ def dask_stop(name: str) -> Callable[[], bool]:
 def run_step_spec(spec: dict, stop: Callable[[], bool] | None = None) -> dict:
     """Run one step from its spec; how it ended as a small dict: ``exit_codes``, ``elapsed`` (seconds, by
     program), ``timed_out``, ``stop_reason`` (why a prediction stops the job: prediction_stop), ``logs``
-    (each program's stdout and stderr files) and ``host``; or ``failed`` (the reason the job fails without its step having run: the step cannot be
-    isolated here, its image cannot be had (``pull_failed``), its program folder or metadata is refused);
+    (each program's stdout and stderr files) and ``host``; or ``failed`` (the reason the job fails without
+    its step having run: the step cannot be isolated here, its image cannot be had (``pull_failed``), its
+    program folder or metadata is refused);
     or ``stopped`` when the worker asked it to stop. stop: the local worker's stop request (a cluster's
     unit watches the spec's Dask Event instead)."""
     host = socket.gethostname()
@@ -80,7 +82,7 @@ def run_step_spec(spec: dict, stop: Callable[[], bool] | None = None) -> dict:
         return {"failed": str(exc), "pull_failed": True, "host": host}
     run_dir, limit = Path(spec["run_dir"]), spec["time_limit"]
     try:
-        step = prediction_step(run_dir, limit) if spec["step"] == "prediction" else scoring_step(run_dir, limit)
+        step = prediction_step(run_dir, limit) if spec["step"] == PREDICTION else scoring_step(run_dir, limit)
     except (SubmissionError, RunnerError) as exc:
         return {"failed": one_line(exc), "host": host}
     if stop is None and spec.get("stop_event"):
@@ -90,5 +92,5 @@ def run_step_spec(spec: dict, stop: Callable[[], bool] | None = None) -> dict:
     except Stopped:
         return {"stopped": True, "host": host}
     return {"exit_codes": ran.exit_codes, "elapsed": ran.elapsed, "timed_out": ran.timed_out, "host": host,
-            "stop_reason": prediction_stop(ran) if spec["step"] == "prediction" else "",
+            "stop_reason": prediction_stop(ran) if spec["step"] == PREDICTION else "",
             "logs": {program.name: [str(program.stdout), str(program.stderr)] for program in step.programs}}

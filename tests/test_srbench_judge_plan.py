@@ -1,6 +1,7 @@
-"""SRBench's judge parts (codascore/srbench/judge_parts.py): the whole ingestion and its parts, one
-(dataset, seed) each, run one by one and merged, write the same models.json and predictions.json; a failed
-part is a missing run; the fit's limit follows the training rows as in 2022; the profile's seeds are checked.
+"""SRBench's judging plan (codascore/srbench/judge_plan.py): the whole ingestion and its parts, one
+(dataset, seed) each, run one by one and merged from their outcomes, write the same models.json and
+predictions.json; a failed part is a missing run; the fit's limit follows the training rows as in 2022; the
+budget's seeds are checked.
 A reduced generated bundle (2 datasets x 2 seeds, 40 rows) keeps the module near 30 s."""
 
 from __future__ import annotations
@@ -12,11 +13,15 @@ from pathlib import Path
 import pytest
 import yaml
 
-from codascore.codabench import INGESTION_ERROR_FILE, ingest_main
+from codascore.codabench import ingest_main
 from codascore.errors import ReferenceDataError, SubmissionError
+from codascore.formats.outputs import INGESTION_ERROR
+from codascore.judge.parts import part_outcome
+from codascore.plan import DEFAULT_MEMORY, Part
 from codascore.registry import get_task
-from codascore.srbench import files, judge_parts
-from codascore.task import JudgePart
+from codascore.srbench import files
+
+PLAN = get_task("srbench.synthetic").judge_plan()
 
 TASK = "srbench.synthetic"
 SMALL = {"datasets": ["exact_formula_easier", "extrapolation_easy"], "seeds": [2082, 3946], "max_rows": 40}
@@ -68,14 +73,18 @@ def _whole_input(root: Path, tmp_path: Path, settings: dict) -> Path:
 
 
 def _judge_in_parts(root: Path, tmp_path: Path, submission: Path, profile: dict) -> tuple[list, dict]:
-    task, input_dir = get_task(TASK), root / "input_data" / TASK
-    parts = task.judge_parts(input_dir, {}, profile)
-    outputs = {}
+    """The parts under the budget, each ingested on its own input data; (parts, part key -> its outcome as
+    the judge hands it to the merge)."""
+    input_dir = root / "input_data" / TASK
+    parts = PLAN.parts(input_dir, {}, PLAN.budget(None, profile))
+    outcomes = {}
     for part in parts:
-        part_input, outputs[part.key] = tmp_path / "in" / part.key, tmp_path / "out" / part.key
-        task.write_part_input(input_dir, part, part_input)
-        ingest_main([str(part_input), str(outputs[part.key]), str(tmp_path), str(submission)])
-    return parts, outputs
+        part_input, output = tmp_path / "in" / part.key, tmp_path / "out" / part.key
+        PLAN.write_part_input(input_dir, part, part_input)
+        code = ingest_main([str(part_input), str(output), str(tmp_path), str(submission)])
+        outcomes[part.key] = part_outcome({"part": part.as_data(), "output": str(output), "outcome": "DONE",
+                                           "exit_code": code, "messages": []})
+    return parts, outcomes
 
 
 def _whole(root: Path, tmp_path: Path, submission: Path, parts: list) -> tuple[int, Path]:
@@ -99,7 +108,7 @@ def test_parts_merged_equal_the_whole_ingestion(root, tmp_path):
     code, whole_out = _whole(root, tmp_path, submission, parts)
     assert code == 0
     merged = tmp_path / "merged"
-    get_task(TASK).merge_part_outputs(outputs, merged, {})
+    PLAN.merge(list(outputs.values()), merged, {})
     for name in (files.MODELS_FILE, files.PREDICTIONS_FILE):
         assert (merged / name).read_bytes() == (whole_out / name).read_bytes(), name
     assert len(json.loads((merged / files.MODELS_FILE).read_text())) == 4
@@ -110,10 +119,11 @@ def test_a_failed_part_is_a_missing_run_as_in_the_whole_ingestion(root, tmp_path
     profile = {**PROFILE, "accuracy_source": "string", "seeds": [3946]}
     parts, outputs = _judge_in_parts(root, tmp_path, submission, profile)
     assert [p.key for p in parts] == ["dataset=exact_formula_easier,seed=3946", "dataset=extrapolation_easy,seed=3946"]
-    assert (outputs[parts[1].key] / INGESTION_ERROR_FILE).is_file()
-    assert judge_parts.INGESTION_ERROR_FILE == INGESTION_ERROR_FILE
+    assert (outputs[parts[1].key].output / INGESTION_ERROR).is_file()
+    assert [o.status for o in outputs.values()] == ["done", "failed"]
+    assert "this fit always fails here" in outputs[parts[1].key].reason
     merged = tmp_path / "merged"
-    get_task(TASK).merge_part_outputs(outputs, merged, {})
+    PLAN.merge(list(outputs.values()), merged, {})
     models = json.loads((merged / files.MODELS_FILE).read_text())
     assert list(models) == ["exact_formula_easier/3946"] and not (merged / files.PREDICTIONS_FILE).exists()
 
@@ -123,10 +133,10 @@ def test_every_part_failed_is_the_whole_ingestions_error(root, tmp_path):
     profile = {**PROFILE, "accuracy_source": "string", "seeds": 1}
     parts, outputs = _judge_in_parts(root, tmp_path, submission, profile)
     with pytest.raises(SubmissionError) as merged:
-        get_task(TASK).merge_part_outputs(outputs, tmp_path / "merged", {})
+        PLAN.merge(list(outputs.values()), tmp_path / "merged", {})
     code, whole_out = _whole(root, tmp_path, submission, parts)
     assert code == 1
-    whole_text = (whole_out / INGESTION_ERROR_FILE).read_text()
+    whole_text = (whole_out / INGESTION_ERROR).read_text()
     assert merged.value.problems[0] == "regressor.py: every fit failed; the first (exact_formula_easier/2082):"
     assert "\n".join(merged.value.problems) + "\n" == whole_text
     assert not (tmp_path / "merged" / files.MODELS_FILE).exists()
@@ -148,46 +158,47 @@ def _tiny_input(folder: Path, rows: dict[str, int]) -> Path:
 def test_the_fit_limit_follows_the_training_rows(tmp_path):
     folder = _tiny_input(tmp_path, {"small": 1000, "large": 1001})
     profile = {"seeds": 1, "fit_time_limit_small": 3600, "fit_time_limit_large": 36000, "large_above_rows": 1000}
-    small, large = get_task(TASK).judge_parts(folder, {}, profile)
+    small, large = PLAN.parts(folder, {}, profile)
     assert (small.config["fit_time_limit"], small.time_limit) == (3600, 3600 + 60 + 240)
     assert (large.config["fit_time_limit"], large.time_limit) == (36000, 36000 + 60 + 240)
-    capped = get_task(TASK).judge_parts(folder, {}, {**profile, "walltime": 3900})
+    capped = PLAN.parts(folder, {}, {**profile, "walltime": 3900})
     assert [p.time_limit for p in capped] == [3900, 3900]
-    plain = get_task(TASK).judge_parts(folder, {}, {})  # no profile: every seed, task.yaml's fit_time_limit
+    plain = PLAN.parts(folder, {}, {})  # no profile: every seed, task.yaml's fit_time_limit
     assert len(plain) == 6 and {p.config["fit_time_limit"] for p in plain} == {300.0}
-    assert "fit_memory_limit" not in plain[0].config and plain[0].memory == JudgePart.memory
+    assert "fit_memory_limit" not in plain[0].config and plain[0].memory == DEFAULT_MEMORY
+    assert plain[0].item == {"dataset": "small", "seed": 1}
 
 
 @pytest.mark.parametrize("profile, message", [
     ({"seeds": 4}, "asks for 4 seeds; the input data's datasets.json lists 3: [1, 2, 3]"),
     ({"seeds": [2, 7]}, "seeds [7] are not among the input data's datasets.json seeds [1, 2, 3]"),
-    ({"seed": 2}, "unknown key(s) ['seed']"),
+    ({"seed": 2}, "unknown budget key(s) ['seed']"),
     ({"memory": -1}, "memory = -1 must be a positive number"),
 ])
 def test_a_profile_the_input_data_cannot_meet_is_an_organiser_error(tmp_path, profile, message):
     folder = _tiny_input(tmp_path, {"small": 10})
     with pytest.raises(ReferenceDataError) as error:
-        get_task(TASK).judge_parts(folder, {}, profile)
+        PLAN.parts(folder, {}, PLAN.budget(None, profile))
     assert message in str(error.value)
 
 
-def test_a_part_key_not_made_by_judge_parts_is_refused(tmp_path):
+def test_a_part_the_plan_did_not_make_is_refused(tmp_path):
     folder = _tiny_input(tmp_path / "in", {"small": 10})
     with pytest.raises(ReferenceDataError, match="no run small/9"):
-        get_task(TASK).write_part_input(folder, JudgePart(key="dataset=small,seed=9"), tmp_path / "out")
-    with pytest.raises(ReferenceDataError, match="not a key"):
-        get_task(TASK).write_part_input(folder, JudgePart(key="small/1"), tmp_path / "out")
+        PLAN.write_part_input(folder, Part("dataset=small,seed=9", item={"dataset": "small", "seed": 9}),
+                              tmp_path / "out")
+    with pytest.raises(ReferenceDataError, match="names no dataset and seed"):
+        PLAN.write_part_input(folder, Part("small/1"), tmp_path / "out")
+    with pytest.raises(ReferenceDataError, match="not a plain name"):
+        PLAN.write_part_input(folder, Part("x", item={"dataset": "../up", "seed": 1}), tmp_path / "out")
 
 
 def test_the_official2022_entries_give_2022s_budgets(tmp_path):
-    from codascore.judge.profiles import PROFILES
-
     folder = _tiny_input(tmp_path, {"small": 1000, "large": 1001})
-    srbench = {name: entry for name, entry in PROFILES["official2022"].items() if name.startswith("srbench.")}
-    assert sorted(srbench) == ["srbench.qualification", "srbench.realworld", "srbench.synthetic"]
-    for name, entry in srbench.items():
-        judge_parts.check_profile(name, entry)
-        small, large = get_task(TASK).judge_parts(folder, {}, {**entry, "seeds": 1})
+    for name in ("srbench.qualification", "srbench.realworld", "srbench.synthetic"):
+        plan = get_task(name).judge_plan()
+        entry = plan.budget("official2022", {"seeds": 1})
+        small, large = PLAN.parts(folder, {}, entry)
         assert small.config == {"fit_memory_limit": 16384, "accuracy_source": "predictions", "fit_time_limit": 3600}
         assert large.config["fit_time_limit"] == 36000 and small.time_limit == 3900
         assert large.time_limit == (3900 if name == "srbench.synthetic" else 36300)
