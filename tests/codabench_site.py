@@ -192,8 +192,14 @@ def start_postgres(root: Path, port: int) -> None:
 
 
 def stop_postgres(root: Path) -> None:
+    """The server stopped, when one runs: a postmaster.pid left by a killed server (its process gone, which
+    pg_ctl status tells) is no server to stop, and the next start replaces it."""
     data = pg_folder(root) / "data"
-    if (data / "postmaster.pid").exists():
+    if not (data / "postmaster.pid").exists():
+        return
+    status = subprocess.run([pg_binary("pg_ctl"), "status", "-D", str(data)], capture_output=True, cwd="/",
+                            user=PG_USER if os.geteuid() == 0 else None)
+    if status.returncode == 0:
         run_as_pg([pg_binary("pg_ctl"), "stop", "-w", "-m", "fast", "-D", str(data)])
 
 
