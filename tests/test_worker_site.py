@@ -9,7 +9,7 @@ given the broker URL the site's queue page shows, serves it:
 - every family: a results and a code submission (and invalid ones) made through the site's API end
   Finished or Failed on the site with the scores, logs and detailed results that ``codascore run`` of the
   same submission gives (run from the extracted bundle under the same image environment);
-- ``codascore fetch`` and ``codascore leaderboard --site`` then give those scores;
+- ``codascore fetch`` and ``codascore site-leaderboard`` then give those scores;
 - on a second queue, for the faults (a phase limit of FAULTS_LIMIT seconds): a worker SIGKILLed in the
   middle of a job leaves it to the next worker, which ends it Finished once, one score per column; a
   broker restarted under a running worker, which connects again and serves the next job; a step past the
@@ -311,7 +311,7 @@ def test_every_family_ends_on_the_site_as_codascore_run_ends_it(families, codabe
 def test_fetch_and_the_leaderboard_give_the_scores_the_worker_posted(families, codabench_site, tmp_path,
                                                                     monkeypatch, capsys):
     """Each scored submission: its scores in codascore fetch's manifest; and, for weak lensing (the site's
-    results export takes tens of seconds a competition), on its owner's row of codascore leaderboard --site
+    results export takes tens of seconds a competition), on its owner's row of codascore site-leaderboard
     (exact values: the organiser's)."""
     from codascore import cli
 
@@ -328,7 +328,7 @@ def test_fetch_and_the_leaderboard_give_the_scores_the_worker_posted(families, c
             assert manifest["submissions"][str(submission["id"])]["scores"] == posted
         if family != "weak_lensing":
             continue
-        assert cli.main(["leaderboard", "--site", site.url, "--phase", str(phase["id"]), "--out",
+        assert cli.main(["site-leaderboard", "--site", site.url, "--phase", str(phase["id"]), "--out",
                          str(out / "board.csv")]) == 0
         capsys.readouterr()
         rows = {row["owner"]: row for row in csv.DictReader((out / "board.csv").open())}
@@ -364,7 +364,10 @@ import json, os, subprocess, sys
 found = {{"env": dict(os.environ), "paths": [], "read": {{}}}}
 for top in ("/", "/app"):
     for folder, dirs, files in os.walk(top):
-        dirs[:] = [d for d in dirs if not os.path.join(folder, d).startswith(("/proc", "/sys", "/dev"))]
+        # the machine's runtime (/usr, the interpreter's prefix) is mounted read-only: not walked, so that
+        # the walk ends well within FAULTS_LIMIT on a loaded machine
+        dirs[:] = [d for d in dirs if not os.path.join(folder, d).startswith(
+            ("/proc", "/sys", "/dev", "/usr", sys.prefix, sys.base_prefix))]
         found["paths"] += [os.path.join(folder, f) for f in files if f.endswith((".log", ".yaml", ".uai", ".PR"))]
 for path in ("/app/input/ref/task.yaml", "{worker}/worker.log", "/proc/1/environ", "/proc/1/cmdline"):
     try:
