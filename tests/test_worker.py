@@ -134,6 +134,23 @@ def test_neither_the_log_nor_the_terminal_holds_a_secret(tmp_path_factory, passw
     assert text.count("***") >= 5 and "boom" in text
 
 
+def test_the_log_keeps_every_line_while_a_batch_cluster_runs(tmp_path):
+    """A dask-jobqueue cluster silences the StreamHandlers of the ``distributed`` logger while it runs: the
+    worker's own lines, and the library's warnings, still reach its file."""
+    pytest.importorskip("dask_jobqueue")
+    from codascore.judge.cluster import jobqueue_cluster
+
+    log = worker_log(tmp_path / "worker.log", Redactor())
+    log.info("before the cluster")
+    with jobqueue_cluster({"system": "slurm", "cores": 1, "memory": "1GiB"}):  # no job is submitted
+        log.info("while the cluster runs")
+        logging.getLogger("distributed").warning("a library's warning")
+    log.info("after the cluster")
+    lines = (tmp_path / "worker.log").read_text().splitlines()
+    assert [line.split("] ", 1)[1] for line in lines] == [
+        "before the cluster", "while the cluster runs", "a library's warning", "after the cluster"]
+
+
 # --------------------------------------------------------------------------- slots and environments
 
 def test_a_cluster_runs_as_many_units_as_its_workers_resources_hold():

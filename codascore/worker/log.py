@@ -63,9 +63,23 @@ class RedactingFilter(logging.Filter):
         return True
 
 
+class ToHandler(logging.Handler):
+    """Hands each record to another handler. Not a StreamHandler, on purpose: a Dask cluster started through
+    dask-jobqueue raises every StreamHandler of the ``distributed`` logger to ERROR for as long as it runs
+    (distributed.utils.silence_logging_cmgr); the worker's file handler given to that logger directly would
+    be silenced for the worker's own lines too."""
+
+    def __init__(self, target: logging.Handler):
+        super().__init__()
+        self.target = target
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.target.handle(record)
+
+
 def worker_log(path: Path, redactor: Redactor) -> logging.Logger:
     """A logger writing to path (appended), each line time-stamped and redacted; the libraries' loggers
-    write there too."""
+    write there too (through :class:`ToHandler`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(path, encoding="utf-8")
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s [%(threadName)s] %(message)s"))
@@ -74,11 +88,12 @@ def worker_log(path: Path, redactor: Redactor) -> logging.Logger:
     log.setLevel(logging.INFO)
     log.propagate = False
     log.handlers = [handler]
+    to_file = ToHandler(handler)
     for name in LIBRARY_LOGGERS:
         library = logging.getLogger(name)
         library.setLevel(logging.WARNING)
         library.propagate = False
-        library.handlers = [handler]
+        library.handlers = [to_file]
     return log
 
 
