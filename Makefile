@@ -3,7 +3,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install data demo screenshots test test-scale test-taurex test-codabench test-image test-wheel wheel bundle logo image bench clean
+.PHONY: install data demo screenshots test test-scale test-taurex test-codabench test-image image-env test-wheel wheel bundle logo image bench clean
 
 ## The Python of Codabench's stock image, codalab/codalab-legacy:py312: python3.12 on PATH when it runs,
 ## else the newest 3.12 in pyenv's versions folder (or PYTHON312=...).
@@ -96,10 +96,12 @@ test-taurex: data $(TAUREX_STAMP)
 
 ## test-codabench: the tests against the real Codabench site (tests/codabench_site.py): the unmodified source
 ## snapshot of ../shared/codabench (CODABENCH_SHARED=DIR names another folder; the tests get it as
-## $$CODABENCH_SNAPSHOT, and fail without it: a missing snapshot is never a skip) run on this machine (PostgreSQL and Redis from Debian, moto's S3 server,
-## its locked packages under Python 3.13 in .venv-codabench, built once per snapshot like .venv-image), on
-## free ports of 127.0.0.1; the site is stopped even when a test fails. The bundles uploaded are `make
-## bundle`'s, built with test-image's public seed into build/codabench-bundles.
+## $$CODABENCH_SNAPSHOT, and fail without it: a missing snapshot is never a skip) run on this machine (PostgreSQL,
+## Redis and RabbitMQ, its broker, from Debian, moto's S3 server, its locked packages under Python 3.13 in
+## .venv-codabench, built once per snapshot like .venv-image), on free ports of 127.0.0.1; the site is stopped
+## even when a test fails. The bundles uploaded are `make bundle`'s, built with test-image's public seed into
+## build/codabench-bundles; codascore worker serves their queues with the stock image's environment,
+## .venv-image (tests/test_worker_site.py).
 CODABENCH_SHARED   ?= ../shared/codabench
 CODABENCH_SNAPSHOT := $(wildcard $(CODABENCH_SHARED)/codabench-*.tar.gz)
 CODABENCH_VENV     := .venv-codabench
@@ -114,7 +116,7 @@ $(CODABENCH_STAMP): $(CODABENCH_SNAPSHOT) tests/codabench_site.py
 	touch $@
 
 test-codabench: export CODASCORE_BUNDLE_SEED := 271828182845904523536028747135266249775
-test-codabench: $(STAMP) $(CODABENCH_STAMP)
+test-codabench: $(STAMP) $(CODABENCH_STAMP) $(IMAGE_STAMP)
 	$(BIN)/codascore bundle --out $(CODABENCH_BUNDLES) --check
 	$(BIN)/python tests/codabench_site.py start --dir $(CODABENCH_SITE) --snapshot $(CODABENCH_SNAPSHOT) \
 	  --venv $(CODABENCH_VENV) > /dev/null
@@ -145,6 +147,10 @@ $(IMAGE_STAMP): Makefile
 	$(IMAGE_VENV)/bin/pip install -q $(IMAGE_PACKAGES)
 	$(call check_pins,$(IMAGE_VENV),$(IMAGE_PACKAGES))
 	touch $@
+
+## image-env: only the environment of test-image, .venv-image: what `codascore worker` runs the stock image's
+## steps under, in its bubblewrap sandbox (docs/worker.md#where-a-step-runs)
+image-env: $(IMAGE_STAMP)
 
 test-image: export CODASCORE_BUNDLE_SEED := 271828182845904523536028747135266249775
 test-image: data $(IMAGE_STAMP)

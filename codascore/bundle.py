@@ -29,8 +29,8 @@ from .zips import folder_entries, zip_bytes
 
 LIBRARY_DIR = Path(codascore.__file__).resolve().parent
 #: Packages of the library that no step runs: the organisers' judge (it needs Dask, which the image lacks)
-#: and final leaderboard, and the client of a Codabench site.
-ORGANISER_PACKAGES = ("judge/", "leaderboard/", "platform/")
+#: and final leaderboard, the client of a Codabench site, and the compute worker serving its queue.
+ORGANISER_PACKAGES = ("judge/", "leaderboard/", "platform/", "worker/")
 
 
 def library_entries() -> list[tuple[str, Path]]:

@@ -33,6 +33,7 @@ from .errors import ReferenceDataError, SubmissionError
 from .formats.atomic import write_atomic
 from .formats.details import invalid_document, scored_document
 from .formats.outputs import DETAILS, INGESTION_ERROR, PAGE, SCORES, WORKER_METADATA
+from .formats.run_folder import REFERENCE, RESULTS
 from .outcomes import ExitCode
 from .report import render_page
 from .sandbox import locate_submission
@@ -153,11 +154,11 @@ def score_main(argv: list[str]) -> int:
     warnings: list[str] = []
     stage = "reading the reference data"
     try:
-        task, config = read_task_config(input_dir / "ref", "reference data")
+        task, config = read_task_config(input_dir / REFERENCE, "reference data")
         log(f"task {task.name}")
-        reference = task.load_reference(input_dir / "ref", config)
+        reference = task.load_reference(input_dir / REFERENCE, config)
         stage = "reading the submission"
-        res_dir = input_dir / "res"
+        res_dir = input_dir / RESULTS
         check_ingestion_outcome(res_dir)
         res_root, found_warnings = locate_submission(res_dir, task.result_files)
         warnings += found_warnings
@@ -179,7 +180,7 @@ def score_main(argv: list[str]) -> int:
     for warning in warnings:
         log(f"WARNING: {warning}")
     _write_details(output_dir, task, config, scores, warnings, result, omitted, clipped,
-                   reference_sha256(input_dir / "ref"))
+                   reference_sha256(input_dir / REFERENCE))
     _write_page(output_dir, task, scores, warnings, result, reference, submission, config)
     write_atomic(output_dir / SCORES, _json(scores))
     log(f"scored in {time.perf_counter() - started:.2f} s: " +

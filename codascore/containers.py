@@ -7,7 +7,8 @@ folders at ``/app/...`` (docs/codabench.md#the-compute-worker). Here a step's pr
   worker's default (shared), the step's folders at their real ``/app/...`` paths, the Python runtime and the
   system's ``/usr`` read-only, a fresh ``/tmp`` and home, a minimal environment; when the sandbox's first
   process ends the kernel kills every process left in its PID namespace;
-- or in the real image with ``docker run`` (same mounts, working folder and environment as the worker);
+- or in the real image with ``docker run`` (same mounts, working folder and environment as the worker), or
+  ``podman run``, as the worker runs it with CONTAINER_ENGINE_EXECUTABLE=podman;
 - or, with neither, as plain processes in their own session, under a guard that kills every process of the
   step when it ends (the runner then warns on every run).
 
@@ -143,12 +144,14 @@ class Mount:
 @dataclasses.dataclass(frozen=True)
 class Container:
     """How a step's programs run: kind is "bwrap", "docker" or "none"; python stands in for the image's
-    interpreter (bwrap and none); network follows the worker's default (on) unless turned off."""
+    interpreter (bwrap and none); network follows the worker's default (on) unless turned off; engine is the
+    command that runs a "docker" container (docker, or podman)."""
 
     kind: str
     python: str = sys.executable
     image: str | None = None
     network: bool = True
+    engine: str = "docker"
 
     @property
     def isolated(self) -> bool:
@@ -159,7 +162,7 @@ class Container:
         if self.kind == "bwrap":
             return bwrap_argv(command, mounts, self.python, self.network)
         if self.kind == "docker":
-            return docker_argv(command, mounts, self.image, self.network, name)
+            return docker_argv(command, mounts, self.image, self.network, name, self.engine)
         return unisolated_argv(command, mounts, self.python)
 
     def environment(self) -> dict[str, str] | None:
@@ -176,7 +179,7 @@ class Container:
         cwd = next((m.host for m in mounts if m.container == "/app/program"), None)
         argv = self.argv(command, mounts, name)
         if self.kind != "bwrap":
-            cleanup = ["docker", "rm", "-f", name] if self.kind == "docker" else []
+            cleanup = [self.engine, "rm", "-f", name] if self.kind == "docker" else []
             argv = [sys.executable, "-I", "-S", "-c", GUARD, str(os.getpid()), *cleanup, "--", *argv]
         proc = subprocess.Popen(argv, cwd=cwd, env=self.environment(), stdout=stdout, stderr=stderr,
                                 stdin=subprocess.DEVNULL, start_new_session=True)
@@ -197,7 +200,7 @@ class Container:
         except (ProcessLookupError, PermissionError):
             pass
         if self.kind == "docker":
-            subprocess.run(["docker", "rm", "-f", name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            subprocess.run([self.engine, "rm", "-f", name], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                            check=False)
         proc.wait()
         RUNNING.pop(proc, None)
@@ -294,11 +297,14 @@ def bwrap_argv(command: list[str], mounts: list[Mount], python: str, network: bo
     return argv + ["--", *_with_interpreter(command, python)]
 
 
-def docker_argv(command: list[str], mounts: list[Mount], image: str, network: bool, name: str) -> list[str]:
+def docker_argv(command: list[str], mounts: list[Mount], image: str, network: bool, name: str,
+                engine: str = "docker") -> list[str]:
     """``docker run`` as the worker creates its container: the mounts, /app/program as the working folder,
-    the worker's environment, the capabilities it drops and no-new-privileges."""
-    argv = ["docker", "run", "--rm", "--name", name, "--workdir", "/app/program",
-            "--security-opt", "no-new-privileges", *(["--network", "none"] if not network else [])]
+    the worker's environment, the capabilities it drops and no-new-privileges (podman: label=disable, as
+    the worker gives it)."""
+    security = "label=disable" if engine == "podman" else "no-new-privileges"
+    argv = [engine, "run", "--rm", "--name", name, "--workdir", "/app/program",
+            "--security-opt", security, *(["--network", "none"] if not network else [])]
     for capability in ("AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
                        "NET_BIND_SERVICE", "NET_RAW", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"):
         argv += ["--cap-drop", capability]

@@ -17,6 +17,9 @@ None reaches Codabench or a user as a traceback::
     ├── TeamEnvironmentError       a team's environment cannot be had (its Python, a package, uv's build)
     ├── JudgeError                 the final judgement cannot be set up (reference data, cluster file,
     │                              results database): an organiser's error, exit 2
+    ├── WorkerError                codascore worker cannot start or go on (nothing isolates a step, an
+    │   │                          environment missing, the broker refusing its user): exit 2
+    │   └── MessageError           a message on the queue that is not a job the worker can read
     ├── FetchFolderError           a fetch's folder holds another fetch (another site, phase or competition) or
     │   │                          other files: exit 1; name a new folder
     │   └── FetchFolderBusy        another fetch is writing into the folder now: exit 75, try again later
@@ -110,6 +113,15 @@ class RunnerError(CodascoreError):
 class JudgeError(CodascoreError):
     """The final judgement cannot be set up or go on: missing reference data, a bad cluster file, a results
     database of another task. An organiser's error: ``codascore judge`` exits 2."""
+
+
+class WorkerError(CodascoreError):
+    """``codascore worker`` cannot start or go on: no bubblewrap and no container engine to isolate a step, an
+    image's environment missing, a broker that refuses the user or the virtual host. Exit 2."""
+
+
+class MessageError(WorkerError):
+    """A message on the compute worker's queue that is not a compute_worker_run job this worker can read."""
 
 
 class UnsafeArchiveError(CodascoreError, ValueError):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 
 from .errors import (CodascoreError, FetchFolderBusy, JudgeError, PlatformError, ReferenceDataError, SiteFault,
-                     SubmissionError, UsageError)
+                     SubmissionError, UsageError, WorkerError)
 
 
 class ExitCode(enum.IntEnum):
@@ -63,6 +63,7 @@ ERROR_EXIT_CODES: tuple[tuple[type[BaseException], ExitCode], ...] = (
     (UsageError, ExitCode.ORGANISER_ERROR),
     (ReferenceDataError, ExitCode.ORGANISER_ERROR),
     (JudgeError, ExitCode.ORGANISER_ERROR),
+    (WorkerError, ExitCode.ORGANISER_ERROR),
     (SubmissionError, ExitCode.INVALID),
     # A Codabench site: its own failure (down, 5xx, 429, timeout, a cut transfer) is not the user's input:
     # try again later; what the user gave it (a refused token, a URL that is not Codabench, a refused bundle

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .errors import SubmissionError
-from .formats.outputs import DETAILS, PAGE, SCORES, WORKER_METADATA
+from .formats.outputs import DETAILS, PAGE, SCORES, SCORES_YAML, WORKER_METADATA
 from .outcomes import Outcome, scoring_outcome
 from .task import Task
 from .validate import read_participant_yaml, shown
@@ -113,7 +113,7 @@ def output_problems(output: Path, exit_code: int | None, task: Task,
         omitted = json.loads((output / DETAILS).read_text()).get("omitted_scores", [])
     except (OSError, ValueError, AttributeError):
         omitted = []
-    name = SCORES if scores_path.is_file() else "scores.txt"
+    name = SCORES if scores_path.is_file() else SCORES_YAML
     problems += scores_problems(scores, required_keys(task, leaderboard_keys, omitted), name)
     page = output / PAGE
     if page.is_file():
@@ -132,9 +132,9 @@ def _read_scores(output: Path) -> tuple[Any, list[str]]:
             return json.loads(scores_path.read_text(), parse_constant=float), []
         except json.JSONDecodeError as exc:
             return None, [f"scores.json is not valid JSON: {exc}"]
-    if (output / "scores.txt").is_file():
+    if (output / SCORES_YAML).is_file():
         try:
-            return read_participant_yaml(output / "scores.txt"), []
+            return read_participant_yaml(output / SCORES_YAML), []
         except (SubmissionError, OSError) as exc:
             return None, [" ".join(str(exc).split())]
     return None, ["exit code 0 but no scores.json (nor scores.txt): Codabench fails the run"]

@@ -12,10 +12,11 @@ What the helpers do, and whose requests they are:
   reads that competition back (the suite's 80 MB zip takes minutes to unpack);
 - :meth:`CodabenchSite.submit`: a participant's submission as the competition page makes it (a dataset of
   type ``submission``, then ``POST /api/submissions/``);
-- :meth:`CodabenchSite.run_as_worker`: what ``compute_worker.py`` does with the two jobs of a submission.
-  No worker runs: the site's Celery broker is a Redis of its own, so each job the site sends
-  (``compute_worker_run``, its run arguments with the submission's secret and the presigned URLs) waits in
-  the ``compute-worker`` queue; the helper takes it from there and makes the worker's calls: ``PATCH
+- :meth:`CodabenchSite.run_as_worker`: what ``compute_worker.py`` does with the two jobs of a submission,
+  for the tests of the site's client (tests/test_worker_site.py runs the real ``codascore worker``). No
+  worker serves the default queue: each job the site sends (``compute_worker_run``, its run arguments with
+  the submission's secret and the presigned URLs) waits in RabbitMQ's ``compute-worker`` queue, where the
+  helper takes it (kombu, and the worker's own reading of Celery's message) and makes the worker's calls: ``PATCH
   /api/submissions/<id>/`` with the secret (Running, Preparing, the md5, Scoring, Finished or Failed),
   the logs PUT to the detail URLs, the output folder zipped (with the worker's ``metadata`` file) and PUT
   to the presigned result URL, and the scores POSTed to ``/api/upload_submission_scores/<id>/``.
@@ -23,20 +24,17 @@ What the helpers do, and whose requests they are:
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import hashlib
 import io
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import urllib.error
 import urllib.parse
 import urllib.request
-import uuid
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -52,9 +50,6 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 SITE_SCRIPT = REPO_ROOT / "tests" / "codabench_site.py"
 #: Seconds an upload's unpacking may take before the poll gives up.
 UNPACK_TIMEOUT = 900
-#: The compute worker's queue, and the separator kombu's Redis transport puts before a priority step.
-WORKER_QUEUE = "compute-worker"
-PRIORITY_SEPARATOR = "\x06\x16"
 
 
 @dataclass
@@ -130,46 +125,6 @@ def http(method: str, url: str, *, token: str | None = None, body: bytes | None 
         return Response(error.code, error.read(), dict(error.headers))
 
 
-def redis_command(port: int, db: int, *args: str) -> object:
-    """One Redis command over its protocol (RESP), after SELECT DB; the decoded reply."""
-    def encode(parts):
-        out = [f"*{len(parts)}\r\n".encode()]
-        for part in parts:
-            data = part.encode("latin-1") if isinstance(part, str) else part
-            out.append(b"$%d\r\n%s\r\n" % (len(data), data))
-        return b"".join(out)
-
-    with socket.create_connection(("127.0.0.1", port), timeout=10) as conn:
-        stream = conn.makefile("rb")
-        conn.sendall(encode(["SELECT", str(db)]) + encode(list(args)))
-        read_reply(stream)
-        return read_reply(stream)
-
-
-def read_reply(stream):
-    line = stream.readline().rstrip(b"\r\n")
-    kind, rest = line[:1], line[1:]
-    if kind == b"-":
-        raise RuntimeError(rest.decode())
-    if kind in (b"+", b":"):
-        return rest.decode()
-    if kind == b"$":
-        size = int(rest)
-        return None if size < 0 else stream.read(size + 2)[:-2].decode("latin-1")
-    if kind == b"*":
-        return [read_reply(stream) for _ in range(max(int(rest), 0))]
-    raise RuntimeError(f"unexpected Redis reply {line!r}")
-
-
-def kombu_value(obj: dict) -> object:
-    """kombu's JSON marks the types it added ({"__type__": "uuid", "__value__": {"hex": "..."}}): the value,
-    a UUID as its string (the worker takes str() of the secret)."""
-    if set(obj) == {"__type__", "__value__"}:
-        value = obj["__value__"]
-        return str(uuid.UUID(hex=value["hex"])) if obj["__type__"] == "uuid" else value
-    return obj
-
-
 def zip_folder_bytes(folder: Path) -> bytes:
     """The folder's files in a zip (as the worker's shutil.make_archive), in a stable order."""
     buffer = io.BytesIO()
@@ -182,13 +137,12 @@ def zip_folder_bytes(folder: Path) -> bytes:
 
 @dataclass
 class CodabenchSite:
-    """A running site: its URL, users with tokens, and the Redis that holds the worker's queue."""
+    """A running site: its URL, users with tokens, and its broker (RabbitMQ), which holds the worker's queue."""
 
     url: str
     organiser: User
     participants: list[User]
-    redis_port: int
-    broker_db: int
+    broker: str
     root: Path
     #: Jobs taken from the queue but not yet used, by (submission id, is_scoring).
     pending_jobs: dict = field(default_factory=dict)
@@ -278,20 +232,17 @@ class CodabenchSite:
 
     # -- the compute worker -----------------------------------------------------------------------------
     def worker_jobs(self) -> list[dict]:
-        """Every compute_worker_run job waiting in the broker (taken off the queue): its run arguments."""
-        keys = redis_command(self.redis_port, self.broker_db, "KEYS", WORKER_QUEUE + "*") or []
+        """Every compute_worker_run job waiting in the default queue (taken off it): its run arguments."""
+        from kombu import Connection
+
+        from codascore.worker.messages import COMPUTE_QUEUE, run_args_of
+
         jobs = []
-        for key in keys:
-            if key != WORKER_QUEUE and not key.startswith(WORKER_QUEUE + PRIORITY_SEPARATOR):
-                continue
-            while (message := redis_command(self.redis_port, self.broker_db, "RPOP", key)) is not None:
-                envelope = json.loads(message)
-                body = envelope["body"]
-                if envelope.get("properties", {}).get("body_encoding") == "base64":
-                    body = base64.b64decode(body)
-                args = json.loads(body, object_hook=kombu_value)[0]
-                if envelope["headers"].get("task") == "compute_worker_run":
-                    jobs.append(args[0])
+        with Connection(self.broker) as connection:
+            queue = COMPUTE_QUEUE(connection.default_channel)
+            queue.declare()
+            while (message := queue.get(no_ack=True, accept=["json"])) is not None:
+                jobs.append(run_args_of(message.decode(), message.headers))
         return jobs
 
     def take_job(self, submission_id: int, is_scoring: bool) -> dict:
@@ -364,11 +315,9 @@ def start_site(root: Path) -> dict:
 
 
 def site_from(state: dict) -> CodabenchSite:
-    broker = state["broker"]  # redis://127.0.0.1:PORT/DB
-    port, db = broker.rsplit(":", 1)[1].split("/")
     return CodabenchSite(url=state["url"], organiser=User(**state["organiser"]),
-                         participants=[User(**p) for p in state["participants"]],
-                         redis_port=int(port), broker_db=int(db), root=Path(state["dir"]))
+                         participants=[User(**p) for p in state["participants"]], broker=state["broker"],
+                         root=Path(state["dir"]))
 
 
 @pytest.fixture(scope="session")

@@ -8,14 +8,20 @@ holds the snapshot's sha256, as ``.venv-image`` has its stamp), and then:
 - PostgreSQL (Debian's binaries: ``initdb``, ``pg_ctl``) runs as the ``postgres`` user with a data folder of
   its own under the build folder, on a free port of 127.0.0.1 (its socket in the build folder too);
 - moto's S3 server serves the two buckets the site's ``STORAGE_TYPE=minio`` settings name;
-- the site runs with its own ``settings.test`` (eager Celery: a bundle is unpacked inside the request that
-  completes its upload), migrated once per data folder, served by gunicorn with uvicorn's worker.
+- Debian's RabbitMQ is the site's Celery broker, as in production: a node of its own (name, Erlang cookie,
+  data, logs, its own epmd) in the build folder, with the management plugin through which the site makes a
+  queue's virtual host and user (apps/queues/rabbit.py); what the site sends the compute worker waits in a
+  ``compute-worker`` queue there, of the default virtual host or of a competition's own queue;
+- the site runs with its own ``settings.test`` (eager Celery for its own tasks: a bundle is unpacked inside
+  the request that completes its upload), migrated once per data folder, served by gunicorn with uvicorn's
+  worker; Redis holds its cache and channels.
 
 Every port is chosen free at start time, so two sites (two build folders) can run at once.
 
     python tests/codabench_site.py start --dir build/codabench    # one JSON line: url, users, tokens
     python tests/codabench_site.py stop --dir build/codabench
     python tests/codabench_site.py env                            # only build the cached environment
+    python tests/codabench_site.py restart-broker --dir build/codabench   # RabbitMQ stopped and started again
 
 ``start`` is idempotent: a running site is reported again, a stopped one is started on fresh ports with
 its data kept. This file runs under the project's Python (stdlib only); it runs the site's own
@@ -25,6 +31,7 @@ its data kept. This file runs under the project's Python (stdlib only); it runs 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -60,8 +67,9 @@ BUCKETS = ("public", "private")
 ADMIN = ("organiser", "organiser-password-1")
 PARTICIPANTS = (("participant", "participant-password-1"), ("participant2", "participant-password-2"))
 START_TIMEOUT = 180
-#: Redis database of the Celery broker (the cache and channels use database 0).
-BROKER_DB = 1
+#: The broker's user: RabbitMQ's default one, which accepts connections from the loopback only.
+BROKER_USER = ("guest", "guest")
+RABBITMQ_BIN = Path("/usr/lib/rabbitmq/bin")
 
 
 def sha256_of(path: Path) -> str:
@@ -184,8 +192,14 @@ def start_postgres(root: Path, port: int) -> None:
 
 
 def stop_postgres(root: Path) -> None:
+    """The server stopped, when one runs: a postmaster.pid left by a killed server (its process gone, which
+    pg_ctl status tells) is no server to stop, and the next start replaces it."""
     data = pg_folder(root) / "data"
-    if (data / "postmaster.pid").exists():
+    if not (data / "postmaster.pid").exists():
+        return
+    status = subprocess.run([pg_binary("pg_ctl"), "status", "-D", str(data)], capture_output=True, cwd="/",
+                            user=PG_USER if os.geteuid() == 0 else None)
+    if status.returncode == 0:
         run_as_pg([pg_binary("pg_ctl"), "stop", "-w", "-m", "fast", "-D", str(data)])
 
 
@@ -205,6 +219,69 @@ def alive(pid: int) -> bool:
     return True
 
 
+def broker_url(ports: dict[str, int]) -> str:
+    """The site's broker (RabbitMQ's default virtual host) as Celery names it."""
+    return f"pyamqp://{BROKER_USER[0]}:{BROKER_USER[1]}@127.0.0.1:{ports['amqp']}//"
+
+
+def rabbitmq_env(root: Path, ports: dict[str, int]) -> dict[str, str]:
+    """The environment of this site's RabbitMQ node and of rabbitmqctl: every file in ROOT/rabbitmq (the
+    Erlang cookie in its HOME), its own ports and epmd, nothing read from /etc/rabbitmq."""
+    folder = root / "rabbitmq"
+    digest = hashlib.sha256(str(root).encode()).hexdigest()[:12]
+    env = {k: v for k, v in os.environ.items() if k in ("PATH", "LANG", "LC_ALL")}
+    env.update({
+        "HOME": str(folder), "RABBITMQ_NODENAME": f"codascore-{digest}@localhost",
+        "RABBITMQ_NODE_IP_ADDRESS": "127.0.0.1", "RABBITMQ_NODE_PORT": str(ports["amqp"]),
+        "RABBITMQ_DIST_PORT": str(ports["rabbitmq_dist"]), "ERL_EPMD_PORT": str(ports["epmd"]),
+        "RABBITMQ_CONF_ENV_FILE": str(folder / "rabbitmq-env.conf"),
+        "RABBITMQ_CONFIG_FILE": str(folder / "rabbitmq.conf"),
+        "RABBITMQ_ADVANCED_CONFIG_FILE": str(folder / "advanced.config"),
+        "RABBITMQ_ENABLED_PLUGINS_FILE": str(folder / "enabled_plugins"),
+        "RABBITMQ_MNESIA_BASE": str(folder / "mnesia"), "RABBITMQ_LOG_BASE": str(folder / "log"),
+        "RABBITMQ_PID_FILE": str(folder / "rabbitmq.pid"),
+    })
+    return env
+
+
+def rabbitmq_binary(name: str) -> str:
+    path = RABBITMQ_BIN / name
+    if not path.exists():
+        sys.exit(f"no {path}: install RabbitMQ (apt-get install rabbitmq-server)")
+    return str(path)
+
+
+def start_rabbitmq(root: Path, ports: dict[str, int]) -> int:
+    """RabbitMQ with the management plugin on the ports given (its data kept across starts: the virtual
+    hosts and users the site made, and the messages waiting); its pid once it accepts connections."""
+    folder = root / "rabbitmq"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "enabled_plugins").write_text("[rabbitmq_management].\n")
+    (folder / "rabbitmq.conf").write_text(
+        f"listeners.tcp.default = 127.0.0.1:{ports['amqp']}\n"
+        f"management.tcp.ip = 127.0.0.1\nmanagement.tcp.port = {ports['rabbitmq_management']}\n")
+    env = rabbitmq_env(root, ports)
+    pid = spawn([rabbitmq_binary("rabbitmq-server")], root / "rabbitmq.log", env=env)
+    done = subprocess.run([rabbitmq_binary("rabbitmqctl"), "wait", "--timeout", str(START_TIMEOUT),
+                           env["RABBITMQ_PID_FILE"]], env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        log = (root / "rabbitmq.log").read_text(errors="replace")[-3000:]
+        raise RuntimeError(f"RabbitMQ did not start: {done.stdout}{done.stderr}\n{log}")
+    return pid
+
+
+def stop_rabbitmq(root: Path, ports: dict[str, int], pid: int | None) -> None:
+    """Stop the node (rabbitmqctl, else its process group) and the epmd it started on its own port."""
+    env = rabbitmq_env(root, ports)
+    if pid is not None and alive(pid):
+        subprocess.run([rabbitmq_binary("rabbitmqctl"), "stop", env["RABBITMQ_PID_FILE"]], env=env,
+                       capture_output=True, timeout=120)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+    epmd = shutil.which("epmd") or "epmd"
+    subprocess.run([epmd, "-port", str(ports["epmd"]), "-kill"], capture_output=True, check=False)
+
+
 def site_env(site: Path, root: Path, ports: dict[str, int]) -> dict[str, str]:
     """The site's environment: .env_sample's names, pointed at this machine's services."""
     env = {k: v for k, v in os.environ.items() if k in ("PATH", "HOME", "LANG", "LC_ALL", "TZ")}
@@ -219,9 +296,12 @@ def site_env(site: Path, root: Path, ports: dict[str, int]) -> dict[str, str]:
         "AWS_S3_ENDPOINT_URL": f"http://127.0.0.1:{ports['s3']}/", "AWS_QUERYSTRING_AUTH": "False",
         "S3_USE_SIGV4": "false",
         "REDIS_URL": f"redis://127.0.0.1:{ports['redis']}",
-        # the broker is Redis too: what the site sends to the compute worker waits in its queue, where the
-        # tests read each job's arguments and report as the worker does (no worker runs)
-        "BROKER_URL": f"redis://127.0.0.1:{ports['redis']}/{BROKER_DB}", "TEMP_SUBMISSION_STORAGE": str(root / "tmp"), "LOG_LEVEL": "WARNING",
+        # RabbitMQ: the jobs for the compute worker wait in its compute-worker queues; the site makes a
+        # competition queue's virtual host and user through the management API (pyrabbit2)
+        "BROKER_URL": broker_url(ports), "RABBITMQ_HOST": "127.0.0.1", "RABBITMQ_PORT": str(ports["amqp"]),
+        "RABBITMQ_MANAGEMENT_PORT": str(ports["rabbitmq_management"]), "RABBITMQ_DEFAULT_USER": BROKER_USER[0],
+        "RABBITMQ_DEFAULT_PASS": BROKER_USER[1],
+        "TEMP_SUBMISSION_STORAGE": str(root / "tmp"), "LOG_LEVEL": "WARNING",
     })
     return env
 
@@ -327,7 +407,8 @@ def start(root: Path, snapshot: Path, venv: Path) -> dict:
     python = ensure_env(snapshot, venv)
     site = extract(snapshot, root)
     (root / "tmp").mkdir(parents=True, exist_ok=True)
-    ports = {name: free_port() for name in ("postgres", "s3", "redis", "http")}
+    ports = {name: free_port() for name in ("postgres", "s3", "redis", "http", "amqp", "rabbitmq_management",
+                                            "rabbitmq_dist", "epmd")}
     pids = {}
     start_postgres(root, ports["postgres"])
     pids["redis"] = spawn([shutil.which("redis-server") or "/usr/bin/redis-server", "--port", str(ports["redis"]),
@@ -339,6 +420,10 @@ def start(root: Path, snapshot: Path, venv: Path) -> dict:
     state = {"url": url, "ports": ports, "pids": pids, "dir": str(root), "python": str(python),
              "site": str(site)}
     (root / "state.json").write_text(json.dumps(state))  # so that stop finds what runs even if start fails
+    # an empty broker, as the database is: no job of an earlier session waits for a submission id reused
+    shutil.rmtree(root / "rabbitmq" / "mnesia", ignore_errors=True)
+    pids["rabbitmq"] = start_rabbitmq(root, ports)
+    (root / "state.json").write_text(json.dumps(state))
     wait_for(f"http://127.0.0.1:{ports['s3']}/", 60, "moto", root / "moto.log")
     env = site_env(site, root, ports)
     subprocess.run([str(python), "-c", MAKE_BUCKETS, env["AWS_S3_ENDPOINT_URL"], *BUCKETS], check=True)
@@ -359,7 +444,9 @@ def stop(root: Path) -> None:
     root = root.resolve()
     path = root / "state.json"
     if path.is_file():
-        pids = json.loads(path.read_text())["pids"]
+        state = json.loads(path.read_text())
+        pids = state["pids"]
+        stop_rabbitmq(root, state["ports"], pids.pop("rabbitmq", None))
         for pid in pids.values():
             if alive(pid):
                 os.killpg(pid, signal.SIGTERM)
@@ -373,9 +460,18 @@ def stop(root: Path) -> None:
     stop_postgres(root)
 
 
+def restart_broker(root: Path) -> None:
+    """Stop the running site's RabbitMQ and start it again on the same ports, its data kept."""
+    root = root.resolve()
+    state = json.loads((root / "state.json").read_text())
+    stop_rabbitmq(root, state["ports"], state["pids"].get("rabbitmq"))
+    state["pids"]["rabbitmq"] = start_rabbitmq(root, state["ports"])
+    (root / "state.json").write_text(json.dumps(state))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("action", choices=("start", "stop", "env", "status"))
+    parser.add_argument("action", choices=("start", "stop", "env", "status", "restart-broker"))
     parser.add_argument("--dir", type=Path, default=REPO_ROOT / "build" / "codabench")
     parser.add_argument("--snapshot", type=Path, default=SNAPSHOT)
     parser.add_argument("--venv", type=Path, default=VENV)
@@ -393,6 +489,8 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({k: state[k] for k in ("url", "organiser", "participants", "ports", "dir", "broker")}))
     elif args.action == "stop":
         stop(args.dir)
+    elif args.action == "restart-broker":
+        restart_broker(args.dir)
     else:
         state = running_state(args.dir.resolve())
         print(json.dumps({"running": state is not None, "url": state and state["url"]}))

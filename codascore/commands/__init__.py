@@ -61,6 +61,8 @@ VERBS: tuple[Verb, ...] = (
          "codascore.commands.platform:SiteLeaderboard"),
     Verb("rerun", "ask a Codabench site to run a phase's submissions (or the ones named) again, and wait",
          "codascore.commands.platform:Rerun"),
+    Verb("worker", "serve a Codabench queue as its compute worker, without Docker, here or on a cluster "
+                   "(docs/worker.md)", "codascore.commands.worker:Worker"),
 )
 
 

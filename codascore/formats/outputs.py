@@ -10,6 +10,8 @@ from __future__ import annotations
 
 #: The scores Codabench reads: a flat object of finite numbers (codascore/scores.py holds its contract).
 SCORES = "scores.json"
+#: The scores' older form, read as YAML when there is no scores.json (the compute worker's fallback).
+SCORES_YAML = "scores.txt"
 #: The scorer's full record of a submission (codascore/formats/details.py).
 DETAILS = "details.json"
 #: The page Codabench shows under "detailed results".

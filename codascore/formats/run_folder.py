@@ -3,6 +3,7 @@ worker lays out a job (docs/codabench.md#the-compute-worker)::
 
     RUN/.codascore-run                 the marker: the runner empties a folder only when it holds it
     RUN/logs/                          each program's stdout and stderr
+    RUN/prediction/ingested_program/, program/, input_data/   what the prediction step receives
     RUN/prediction/output/             the prediction step's output (res/ of the scoring)
     RUN/scoring/program/, input/ref/, input/res/, output/, shared/
     RUN/scoring/output/                scores.json, details.json, detailed_results.html
@@ -25,6 +26,16 @@ SCORING = "scoring"
 #: The runner's own folders of a run folder, which one of an earlier version holds without the marker.
 RUNNER_FOLDERS = frozenset({LOGS, PREDICTION, SCORING})
 OUTPUT = "output"
+#: What a step's folder receives, as the compute worker lays it out (the runner and codascore worker
+#: deliver into them, the runner's step builders read them): the submission, the program (the ingestion
+#: program of a prediction, the scoring program of a scoring), the input data; the scoring's input/ holds
+#: the reference data (ref/) and the prediction's output (res/), which the scoring program reads.
+SUBMISSION = "ingested_program"
+PROGRAM = "program"
+INPUT_DATA = "input_data"
+SCORING_INPUT = "input"
+REFERENCE = "ref"
+RESULTS = "res"
 PART_INPUT = "part_input"
 MERGED_SUBMISSION = "merged_submission"
 #: A judgement's folder of import checks (below OUT), and the step folder and record of one.

@@ -6,7 +6,8 @@ One public face, :class:`Site`, behind which private modules each hold one conve
 read the server, downloads resumed inside a file, every failure as a PlatformError of codascore.errors
 with its address, what was being done and the HTTP status), ``_auth`` (where the token comes from),
 ``_upload``, ``_manifest``, ``_folder`` (a fetch's lock and folder check) and ``_fetch``, ``_leaderboard``,
-``_rerun``::
+``_rerun``; and, for ``codascore worker``, ``_job`` (:class:`JobSite`: one job's submission, reached with
+its secret as the compute worker does)::
 
     from codascore.platform import Site
     site = Site.connect("https://www.codabench.org")          # $CODABENCH_TOKEN
@@ -26,12 +27,13 @@ from ..formats.fetch import MANIFEST, load_manifest
 from ._auth import PASSWORD_VARIABLE, TOKEN_VARIABLE, find_token
 from ._fetch import PhaseFetch, fetch_competition, summary_line
 from ._http import RETRIES, TIMEOUT, Http, Progress
+from ._job import HTML, ZIP, JobSite
 from ._leaderboard import EXACT, ROUNDED, Leaderboard, read_leaderboard
 from ._rerun import rerun_phase, rerun_submission, wait_for_states
 from ._upload import Uploaded, upload_bundle
 
-__all__ = ["EXACT", "MANIFEST", "PASSWORD_VARIABLE", "ROUNDED", "TOKEN_VARIABLE", "Leaderboard", "Site",
-           "Uploaded", "load_manifest", "summary_line"]
+__all__ = ["EXACT", "HTML", "MANIFEST", "PASSWORD_VARIABLE", "ROUNDED", "TOKEN_VARIABLE", "ZIP", "JobSite",
+           "Leaderboard", "Site", "Uploaded", "load_manifest", "summary_line"]
 
 
 def _quiet(line: str) -> None:

@@ -20,6 +20,7 @@ import dataclasses
 import os
 import shlex
 import shutil
+import threading
 from pathlib import Path
 
 import yaml
@@ -28,8 +29,8 @@ from .. import containers, zips
 from ..containers import Mount
 from ..formats.outputs import WORKER_METADATA
 from ..errors import RunnerError
-from ..formats.run_folder import IMPORT_CHECK, LOGS, OUTPUT, PREDICTION, SCORING, prediction_output, \
-    scoring_output
+from ..formats.run_folder import IMPORT_CHECK, INPUT_DATA, LOGS, PREDICTION, PROGRAM, REFERENCE, RESULTS, \
+    SCORING, SCORING_INPUT, SUBMISSION, prediction_output, scoring_output
 from .layout import TaskLayout
 from .worker import folder_archive, materialise, place_submission, program_command, read_command, worker_metadata
 
@@ -98,19 +99,31 @@ class Observer:
 
 
 def prepare_prediction(layout: TaskLayout, submission: Path, run_dir: Path, max_submission_bytes: int) -> Step:
-    """The prediction step: /app/program, /app/output, /app/data (read-only), /app/input_data when the task
-    has input data, /app/ingested_program for the ingestion program; no /app/shared. The submission is
-    placed first: SubmissionError when it cannot be (a refused archive, an unreadable metadata.yaml)."""
+    """The prediction step of a local run: the submission placed first (SubmissionError when it cannot be: a
+    refused archive, an unreadable metadata.yaml), the input data and ingestion program delivered as the
+    worker gets them, then :func:`prediction_step`."""
+    folder = run_dir / PREDICTION
+    place_submission(submission, folder / SUBMISSION, max_submission_bytes)
+    if layout.input_data:
+        materialise(folder_archive(layout.input_data), folder / INPUT_DATA)
+    if layout.ingestion_program is not None:
+        materialise(folder_archive(layout.ingestion_program, program=True), folder / PROGRAM)
+    return prediction_step(run_dir, layout.time_limit)
+
+
+def prediction_step(run_dir: Path, time_limit: float) -> Step:
+    """The prediction step of a run folder whose prediction/ holds what the worker received: the submission
+    in ingested_program/, and when the task has them the ingestion program in program/ and the input data in
+    input_data/. Mounts: /app/program, /app/output, /app/data (read-only), /app/input_data when there is
+    input data, /app/ingested_program for the ingestion program; no /app/shared."""
     folder, logs = run_dir / PREDICTION, run_dir / LOGS
-    submission_dir, output, data = folder / "ingested_program", prediction_output(run_dir), folder / "data"
+    submission_dir, output, data = folder / SUBMISSION, prediction_output(run_dir), folder / "data"
     for made in (output, data, logs):
         made.mkdir(parents=True, exist_ok=True)
-    place_submission(submission, submission_dir, max_submission_bytes)
     submission_command = read_command(submission_dir)
     common = (Mount(output, "/app/output"), Mount(data, "/app/data", read_only=True))
-    if layout.input_data:
-        materialise(folder_archive(layout.input_data), folder / "input_data")
-        common += (Mount(folder / "input_data", "/app/input_data"),)
+    if (folder / INPUT_DATA).is_dir():
+        common += (Mount(folder / INPUT_DATA, "/app/input_data"),)
     programs = []
     if submission_command is None:  # a results submission: the worker copies it into the output (res/)
         shutil.copytree(submission_dir, output, dirs_exist_ok=True)
@@ -118,13 +131,12 @@ def prepare_prediction(layout: TaskLayout, submission: Path, run_dir: Path, max_
         programs.append(Program("program", submission_command, (Mount(submission_dir, "/app/program"), *common),
                                 logs / "prediction",
                                 f"[prediction] running the submission's own command: {submission_command}"))
-    if layout.ingestion_program is not None:
-        materialise(folder_archive(layout.ingestion_program, program=True), folder / "program")
-        command = program_command(folder / "program", "ingestion program")
-        mounts = (Mount(folder / "program", "/app/program"), Mount(submission_dir, "/app/ingested_program"))
+    if (folder / PROGRAM).is_dir():
+        command = program_command(folder / PROGRAM, "ingestion program")
+        mounts = (Mount(folder / PROGRAM, "/app/program"), Mount(submission_dir, "/app/ingested_program"))
         programs.append(Program("ingestion", command, (*mounts, *common), logs / "ingestion",
                                 f"[prediction] ingestion program: {command}"))
-    return Step("prediction", folder, tuple(programs), layout.time_limit, output)
+    return Step(PREDICTION, folder, tuple(programs), time_limit, output)
 
 
 def prepare_import_check(layout: TaskLayout, submission: Path, run_dir: Path, time_limit: float,
@@ -138,14 +150,14 @@ def prepare_import_check(layout: TaskLayout, submission: Path, run_dir: Path, ti
         raise RunnerError(f"{layout.task.name}: no code entry or ingestion program: nothing to import")
     folder, logs = run_dir / IMPORT_CHECK, run_dir / LOGS
     logs.mkdir(parents=True, exist_ok=True)
-    place_submission(submission, folder / "ingested_program", max_submission_bytes)
-    materialise(folder_archive(layout.ingestion_program, program=True), folder / "program")
+    place_submission(submission, folder / SUBMISSION, max_submission_bytes)
+    materialise(folder_archive(layout.ingestion_program, program=True), folder / PROGRAM)
     script = ("import sys; from codascore.codabench import check_import_main; "
               "sys.exit(check_import_main(sys.argv[1:]))")
     command = shlex.join(["python3", "-c", script, "/app/program", "/app/ingested_program", entry.file,
                           entry.loader, *entry.arguments])
-    mounts = (Mount(folder / "program", "/app/program", read_only=True),
-              Mount(folder / "ingested_program", "/app/ingested_program"))
+    mounts = (Mount(folder / PROGRAM, "/app/program", read_only=True),
+              Mount(folder / SUBMISSION, "/app/ingested_program"))
     program = Program("ingestion", command, mounts, logs / IMPORT_CHECK, f"[import check] {entry.file}")
     return Step(IMPORT_CHECK, folder, (program,), float(time_limit), folder)
 
@@ -167,22 +179,31 @@ def push_prediction_output(prediction: StepRun) -> None:
 
 
 def prepare_scoring(layout: TaskLayout, run_dir: Path) -> Step:
-    """The scoring step: /app/program, /app/input (ref/ and res/, the prediction's output), /app/output,
-    /app/shared, /app/data (read-only)."""
+    """The scoring step of a local run: the scoring program, the reference data (with the layout's task.yaml
+    values over its own) and the prediction's output delivered as the worker gets them, then
+    :func:`scoring_step`."""
     folder = run_dir / SCORING
-    materialise(folder_archive(layout.scoring_program, program=True), folder / "program")
-    materialise(folder_archive(layout.reference_data), folder / "input" / "ref")
+    materialise(folder_archive(layout.scoring_program, program=True), folder / PROGRAM)
+    materialise(folder_archive(layout.reference_data), folder / SCORING_INPUT / REFERENCE)
     if layout.reference_config:
-        override_task_yaml(folder / "input" / "ref" / "task.yaml", layout.reference_config)
-    materialise(zips.folder_zip(prediction_output(run_dir)), folder / "input" / "res")
-    for name in (OUTPUT, "shared", "data"):
-        (folder / name).mkdir()
-    command = program_command(folder / "program", f"scoring program {layout.scoring_program.name}")
-    mounts = (Mount(folder / "program", "/app/program"), Mount(folder / "input", "/app/input"),
-              Mount(folder / "output", "/app/output"), Mount(folder / "shared", "/app/shared"),
+        override_task_yaml(folder / SCORING_INPUT / REFERENCE / "task.yaml", layout.reference_config)
+    materialise(zips.folder_zip(prediction_output(run_dir)), folder / SCORING_INPUT / RESULTS)
+    return scoring_step(run_dir, layout.time_limit, f"scoring program {layout.scoring_program.name}")
+
+
+def scoring_step(run_dir: Path, time_limit: float, what: str = "scoring program") -> Step:
+    """The scoring step of a run folder whose scoring/ holds the scoring program in program/ and its input in
+    input/ref and input/res. Mounts: /app/program, /app/input, /app/output, /app/shared, /app/data
+    (read-only). RunnerError naming what when the program has no command."""
+    folder = run_dir / SCORING
+    for made in (scoring_output(run_dir), folder / "shared", folder / "data", run_dir / LOGS):
+        made.mkdir(parents=True, exist_ok=True)
+    command = program_command(folder / PROGRAM, what)
+    mounts = (Mount(folder / PROGRAM, "/app/program"), Mount(folder / SCORING_INPUT, "/app/input"),
+              Mount(scoring_output(run_dir), "/app/output"), Mount(folder / "shared", "/app/shared"),
               Mount(folder / "data", "/app/data", read_only=True))
     program = Program("program", command, mounts, run_dir / LOGS / SCORING, f"[scoring] {command}")
-    return Step(SCORING, folder, (program,), layout.time_limit, scoring_output(run_dir))
+    return Step(SCORING, folder, (program,), time_limit, scoring_output(run_dir))
 
 
 def override_task_yaml(path: Path, values: dict) -> None:
@@ -199,8 +220,10 @@ def run_step(container: containers.Container, step: Step, observer: Observer) ->
         for program in step.programs:
             out, err = open(program.stdout, "wb"), open(program.stderr, "wb")
             files += [out, err]
-            running[program.name] = container.start(shlex.split(program.command), list(program.mounts),
-                                                    f"codascore-{os.getpid()}-{step.name}-{program.name}", out, err)
+            # the thread in the name: a worker runs several jobs' steps at once, each its own container
+            name = f"codascore-{os.getpid()}-{threading.get_ident()}-{step.name}-{program.name}"
+            running[program.name] = container.start(shlex.split(program.command), list(program.mounts), name,
+                                                    out, err)
         observer.started(step)
         codes, elapsed, exceeded = containers.wait_all(container, running, step.time_limit, on_poll=observer.poll)
     except BaseException:
