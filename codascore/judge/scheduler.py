@@ -40,6 +40,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import JudgeError
+from ..formats.judgement import UNIT_START
 from ..outcomes import one_line
 from .cluster import check_cluster, cores_for_units
 from .progress import Progress
@@ -307,7 +308,8 @@ class Scheduler:
             return
         reason = f"attempt {attempt}: {type(exc).__name__}: {one_line(exc)}"
         final = tries > self.retries
-        self.store.record_lost(unit, attempt, reason, final)
+        start = kept_result(staging_folder(self.out, unit, attempt), UNIT_START) or {}
+        self.store.record_lost(unit, attempt, reason, final, start.get("worker"), start.get("started"))
         if final:
             self.progress.finish(INFRASTRUCTURE)
             self.say(f"{unit.name}: infrastructure error after {tries} attempts: {reason}")

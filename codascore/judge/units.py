@@ -202,10 +202,11 @@ def run_unit(spec: dict) -> dict:
     return result
 
 
-def kept_result(run_dir: Path) -> dict | None:
-    """The result an attempt's worker kept in its run folder (formats.judgement.UNIT_RESULT), or None."""
+def kept_result(run_dir: Path, name: str = UNIT_RESULT) -> dict | None:
+    """What an attempt's worker kept in its run folder (formats.judgement.UNIT_RESULT, or UNIT_START: where
+    and when it started), or None."""
     try:
-        return json.loads((run_dir / UNIT_RESULT).read_text())
+        return json.loads((run_dir / name).read_text())
     except FileNotFoundError:
         return None
 

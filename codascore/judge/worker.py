@@ -33,6 +33,8 @@ from pathlib import Path
 from distributed import Reschedule, WorkerPlugin, get_worker
 
 from .. import containers
+from ..formats.atomic import write_json_atomic
+from ..formats.judgement import UNIT_START
 
 #: Below distributed's logger, so that a worker's log (a job's .err file) shows what the plugin does.
 logger = logging.getLogger("distributed.codascore_judge")
@@ -168,6 +170,7 @@ def claim(staging: Path, topic: str, key: str, attempt: int, where: str) -> str:
         raise AttemptClaimed(f"attempt {attempt} already started (its folder {staging.name} exists): its worker "
                              f"left while running it") from None
     started = now()
+    write_json_atomic(staging / UNIT_START, {"worker": where, "started": started})
     try:
         get_worker().log_event(topic, {"key": key, "attempt": attempt, "worker": where, "started": started})
     except ValueError:  # not on a worker (run_unit called directly)
