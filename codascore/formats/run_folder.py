@@ -8,7 +8,9 @@ worker lays out a job (docs/codabench.md#the-compute-worker)::
     RUN/scoring/output/                scores.json, details.json, detailed_results.html
 
 The judge adds, in a part unit's run folder, the part's input data (``part_input/``) and, in a score
-unit's, the results submission its parts made (``merged_submission/``).
+unit's, the results submission its parts made (``merged_submission/``); in every unit's, where and when its
+worker started it (``unit_start.json``, which the runner keeps when it empties the folder) and the result it
+returned (``unit_result.json``).
 """
 
 from __future__ import annotations
@@ -24,6 +26,12 @@ RUNNER_FOLDERS = frozenset({LOGS, PREDICTION, SCORING})
 OUTPUT = "output"
 PART_INPUT = "part_input"
 MERGED_SUBMISSION = "merged_submission"
+#: Where and when a worker started a judge's attempt, written as it starts: an attempt whose worker died
+#: before the judge heard the start is still charged to that worker. The runner keeps it.
+UNIT_START = "unit_start.json"
+#: A unit's result as its worker returned it: a result lost with its worker before the judge had it (Dask
+#: then runs the task again) is read there instead of charging a new attempt.
+UNIT_RESULT = "unit_result.json"
 
 
 def prediction_output(run_dir: Path) -> Path:
