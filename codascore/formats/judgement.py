@@ -24,12 +24,6 @@ from ..errors import ReferenceDataError
 DATABASE = "judge.sqlite"
 RESULTS = "results.csv"
 RUNS = "runs"
-#: A unit's result as its worker returned it, kept in its attempt's run folder: a result lost with its worker
-#: before the judge had it (Dask then runs the task again) is read there instead of charging a new attempt.
-UNIT_RESULT = "unit_result.json"
-#: Where and when a worker started an attempt, kept in its run folder as it starts: an attempt whose worker
-#: died before the judge heard the start is still charged to that worker.
-UNIT_START = "unit_start.json"
 #: The store's schema version (SQLite's user_version); a store of a newer version is refused by name. 0 is
 #: a store of the versions before it was counted, which the judge brings up to date; 1 had no state
 #: ``queued`` and no fingerprint, isolation or stale columns (its units are judged again: what their results

@@ -9,10 +9,11 @@ worker lays out a job (docs/codabench.md#the-compute-worker)::
     RUN/scoring/output/                scores.json, details.json, detailed_results.html
 
 The judge adds, in a part unit's run folder, the part's input data (``part_input/``) and, in a score
-unit's, the results submission its parts made (``merged_submission/``). The judge's import check of a team
-(docs/judge.md#the-import-check) is a run folder of its own, ``OUT/import_checks/<team>/<task>/``, holding
-``import_check/`` (the program and the submission, as in a prediction step), its logs and ``check.json``
-(what it checked and how it ended).
+unit's, the results submission its parts made (``merged_submission/``); in every unit's, where and when its
+worker started it (``unit_start.json``, which the runner keeps when it empties the folder) and the result it
+returned (``unit_result.json``). The judge's import check of a team (docs/judge.md#the-import-check) is a
+run folder of its own, ``OUT/import_checks/<team>/<task>/``, holding ``import_check/`` (the program and the
+submission, as in a prediction step), its logs and ``check.json`` (what it checked and how it ended).
 """
 
 from __future__ import annotations
@@ -42,6 +43,12 @@ MERGED_SUBMISSION = "merged_submission"
 IMPORT_CHECKS = "import_checks"
 IMPORT_CHECK = "import_check"
 IMPORT_CHECK_RECORD = "check.json"
+#: Where and when a worker started a judge's attempt, written as it starts: an attempt whose worker died
+#: before the judge heard the start is still charged to that worker. The runner keeps it.
+UNIT_START = "unit_start.json"
+#: A unit's result as its worker returned it: a result lost with its worker before the judge had it (Dask
+#: then runs the task again) is read there instead of charging a new attempt.
+UNIT_RESULT = "unit_result.json"
 
 
 def prediction_output(run_dir: Path) -> Path:
@@ -52,8 +59,3 @@ def prediction_output(run_dir: Path) -> Path:
 def scoring_output(run_dir: Path) -> Path:
     """The scoring step's output folder (scores.json, details.json, the page)."""
     return Path(run_dir) / SCORING / OUTPUT
-
-
-def relative_prediction_output() -> str:
-    """prediction_output of a run folder, relative to it (how a worker is told where a part's output is)."""
-    return f"{PREDICTION}/{OUTPUT}"

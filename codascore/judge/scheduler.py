@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import JudgeError
-from ..formats.judgement import UNIT_START
+from ..formats.run_folder import UNIT_START
 from ..outcomes import one_line
 from .cluster import check_cluster, cores_for_units
 from .progress import Progress

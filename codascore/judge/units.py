@@ -30,8 +30,8 @@ from typing import Callable
 from .. import containers, runner
 from ..errors import RunnerError
 from ..formats.atomic import write_json_atomic
-from ..formats.judgement import PART, PIPELINE, SCORE, UNIT_RESULT
-from ..formats.run_folder import prediction_output
+from ..formats.judgement import PART, PIPELINE, SCORE
+from ..formats.run_folder import UNIT_RESULT, prediction_output
 from ..plan import DEFAULT_CORES, DEFAULT_MEMORY, Group, Part
 from .parts import result_dict, run_part, run_score
 

@@ -34,7 +34,7 @@ from distributed import Reschedule, WorkerPlugin, get_worker
 
 from .. import containers
 from ..formats.atomic import write_json_atomic
-from ..formats.judgement import UNIT_START
+from ..formats.run_folder import UNIT_START
 
 #: Below distributed's logger, so that a worker's log (a job's .err file) shows what the plugin does.
 logger = logging.getLogger("distributed.codascore_judge")

@@ -20,7 +20,7 @@ import yaml
 from .. import bundle, validate, zips
 from ..competition import project_root
 from ..errors import CodascoreError, RunnerError, SubmissionError, UnsafeArchiveError
-from ..formats.run_folder import RUN_MARKER, RUNNER_FOLDERS
+from ..formats.run_folder import RUN_MARKER, RUNNER_FOLDERS, UNIT_START
 from ..outcomes import one_line
 
 
@@ -43,8 +43,9 @@ def default_run_dir(runs: Path, task_name: str, submission: Path) -> Path:
 
 
 def prepare_run_dir(out_dir: Path) -> Path:
-    """The run folder, empty but for its marker. An existing folder is emptied only when it is a run folder
-    (it holds RUN_MARKER, or nothing but the runner's logs/, prediction/ and scoring/) and used when empty;
+    """The run folder, empty but for its marker (and a judge's UNIT_START). An existing folder is emptied only
+    when it is a run folder (it holds RUN_MARKER, or nothing but the runner's logs/, prediction/ and scoring/,
+    and a judge's record of the attempt's start) and used when empty;
     any other folder is refused, so that nothing outside a run folder is ever deleted."""
     run_dir = Path(out_dir).resolve()
     if run_dir.exists() and not run_dir.is_dir():
@@ -52,10 +53,12 @@ def prepare_run_dir(out_dir: Path) -> Path:
     if run_dir.is_dir() and any(run_dir.iterdir()):
         names = {entry.name for entry in run_dir.iterdir()}
         # A run folder of an earlier version has no marker but holds only the runner's own folders.
-        if not (run_dir / RUN_MARKER).is_file() and not names <= RUNNER_FOLDERS:
+        if not (run_dir / RUN_MARKER).is_file() and not names - {UNIT_START} <= RUNNER_FOLDERS:
             raise RunnerError(f"{run_dir} is not empty and is not a run folder (no {RUN_MARKER}): "
                               f"choose another --out")
         for entry in run_dir.iterdir():
+            if entry.name == UNIT_START:  # the judge's record of the attempt's start
+                continue
             if entry.is_dir() and not entry.is_symlink():
                 shutil.rmtree(entry)
             else:
