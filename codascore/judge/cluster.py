@@ -268,9 +268,9 @@ class Watch:
     job_failures: list = dataclasses.field(default_factory=list)
     system: str = ""
     no_worker_since: float | None = None
-    #: The cores the cluster may come to have (a cluster file's maximum_jobs, a LocalCluster's workers):
-    #: the judge keeps units outstanding for them too, so that adaptive scaling sees the work to do.
-    planned_cores: float = 0.0
+    #: What each worker the cluster may come to have offers (a cluster file's maximum_jobs of them, a
+    #: LocalCluster's workers): work is kept outstanding for them too, so that adaptive scaling sees it.
+    planned: list = dataclasses.field(default_factory=list)
 
 
 #: The watch of each client open_client made.
@@ -305,11 +305,12 @@ def open_client(workers: int | None = None, scheduler: str | None = None, cluste
         config = read_cluster_file(cluster_file)
         watch = Watch(worker_timeout or config.get("worker_timeout_seconds") or DEFAULT_WORKER_TIMEOUT,
                       system=config["system"],
-                      planned_cores=config["maximum_jobs"] * config["processes"] * worker_offer(config)["cores"])
+                      planned=[worker_offer(config)] * (config["maximum_jobs"] * config["processes"]))
         cluster = jobqueue_cluster(config, watch.job_failures, watch.worker_timeout)
         plugin = UnitGuard(config.get("walltime_seconds"), config["margin_seconds"])
     else:
-        watch = Watch(worker_timeout or DEFAULT_WORKER_TIMEOUT, planned_cores=workers or os.cpu_count() or 1)
+        watch = Watch(worker_timeout or DEFAULT_WORKER_TIMEOUT,
+                      planned=[{"cores": 1}] * (workers or os.cpu_count() or 1))
         cluster = local_cluster(workers, worker_timeout=watch.worker_timeout)
         plugin = UnitGuard()
     with cluster, Client(cluster) as client:
@@ -398,9 +399,15 @@ def cores_for_units(client) -> float:
     hands a unit that asks for resources to a worker at once, where it waits its turn; a worker that dies
     sends back all it held, so the judge holds back the rest (scheduler.Scheduler.pump) and a death costs
     at most a few units queued again."""
-    watch = WATCHES.get(client)
     joined = sum(float((worker.get("resources") or {}).get("cores", 1)) for worker in workers_of(client).values())
-    return 2 * max(joined, watch.planned_cores if watch else 0.0)
+    return 2 * max(joined, sum(float(offer.get("cores", 1)) for offer in planned_offers(client)))
+
+
+def planned_offers(client) -> list[dict]:
+    """What each worker the cluster of a client open_client made may come to have offers (none known for a
+    scheduler started by someone else)."""
+    watch = WATCHES.get(client)
+    return list(watch.planned) if watch else []
 
 
 def resources_of(client) -> list[dict]:

@@ -59,7 +59,12 @@ class ClusterSlots:
         return [worker.get("resources") or {} for worker in info["workers"].values()]
 
     def capacity(self) -> int:
-        return fitting_units(self.offers(), self.resources)
+        """The units the cluster's workers can run at once, or those its planned jobs will (a cluster file's
+        maximum_jobs: adaptive scaling starts them only once work is waiting)."""
+        from ..judge.cluster import planned_offers
+
+        return max(fitting_units(self.offers(), self.resources),
+                   fitting_units(planned_offers(self.client), self.resources))
 
     def describe(self) -> str:
         asked = ", ".join(f"{key}={value:g}" for key, value in self.resources.items())
