@@ -138,11 +138,13 @@ def test_the_log_keeps_every_line_while_a_batch_cluster_runs(tmp_path):
     """A dask-jobqueue cluster silences the StreamHandlers of the ``distributed`` logger while it runs: the
     worker's own lines, and the library's warnings, still reach its file."""
     pytest.importorskip("dask_jobqueue")
-    from codascore.judge.cluster import jobqueue_cluster
+    from codascore.judge.cluster import jobqueue_cluster, read_cluster_file
 
+    cluster_file = tmp_path / "slurm.yaml"
+    cluster_file.write_text("system: slurm\ncores: 1\nmemory: 1GiB\n")
     log = worker_log(tmp_path / "worker.log", Redactor())
     log.info("before the cluster")
-    with jobqueue_cluster({"system": "slurm", "cores": 1, "memory": "1GiB"}):  # no job is submitted
+    with jobqueue_cluster(read_cluster_file(cluster_file)):  # no job is submitted
         log.info("while the cluster runs")
         logging.getLogger("distributed").warning("a library's warning")
     log.info("after the cluster")
