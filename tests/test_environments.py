@@ -138,7 +138,7 @@ def test_two_teams_declaring_the_same_share_one_environment(judged):
     assert TEAM_PACKAGE in record["packages"] and record["binary_only"]
     assert [line.split(":")[1].strip() for line in lines if line.startswith(("environment of alice",
                                                                             "environment of bob"))] == ["built", "reused"]
-    digests = {row["environment_sha256"] for row in rows(out) if row["kind"] == "part"}
+    digests = {json.loads(row["inputs"])["team environment"] for row in rows(out) if row["kind"] == "part"}
     assert digests == {record["digest"]}
 
 
