@@ -125,17 +125,8 @@ def judge(submissions: Path, task: str, out: Path, root: Path | None = None, wor
         say(f"flagged {name}: {'; '.join(team_flags)}")
     where.check_units(units)
     out.mkdir(parents=True, exist_ok=True)
-    if environments is not None:
-        teams, unbuilt = with_environments(teams, entry_file(task_obj), environments,
-                                           environments.cache or out / ENVIRONMENTS, say)
-        skipped += unbuilt
-    parted = {team.name for team in teams if parts and team.name in code}
-    if parted and task_obj.code_entry is not None and task_obj.judge_plan().checked_import:
-        failed = check_imports(layout, [team for team in teams if team.name in parted], out, import_time_limit, say)
-        skipped += [Skipped(team.name, team.submission, failed[team.name]) for team in teams if team.name in failed]
-        teams = [team for team in teams if team.name not in failed]
-        parts = [dataclasses.replace(part, config={**part.config, **task_obj.judge_plan().checked_import})
-                 for part in parts]
+    teams, skipped, parts = teams_code_ready(task_obj, layout, teams, skipped, parts, code, out, environments,
+                                             import_time_limit, say)
     units = units_of(teams, parts)  # under the teams' environments, the import checked once
     sources = Sources.of(layout)
     shas = {team.name: team.sha256 for team in teams}
@@ -158,6 +149,27 @@ def judge(submissions: Path, task: str, out: Path, root: Path | None = None, wor
         store.close()
     return JudgeSummary(task_name, out, counts, len(todo), skipped, results, dashboard,
                         time.monotonic() - started)
+
+
+def teams_code_ready(task: Task, layout, teams: list, skipped: list, parts: list, code: set[str], out: Path,
+                     environments: Settings | None, import_time_limit: float,
+                     say: Callable[[str], None]) -> tuple[list, list, list]:
+    """The teams under their environments (a team whose environment cannot be had skipped with the reason)
+    and, where the task's plan checks a code submission's import, each team judged in parts imported once
+    (a team whose import fails skipped, and the parts told that it was checked): teams, skipped, parts."""
+    if environments is not None:
+        teams, unbuilt = with_environments(teams, entry_file(task), environments,
+                                           environments.cache or out / ENVIRONMENTS, say)
+        skipped = skipped + unbuilt
+    parted = {team.name for team in teams if parts and team.name in code}
+    if parted and task.code_entry is not None and task.judge_plan().checked_import:
+        failed = check_imports(layout, [team for team in teams if team.name in parted], out, import_time_limit, say)
+        skipped = skipped + [Skipped(team.name, team.submission, failed[team.name])
+                             for team in teams if team.name in failed]
+        teams = [team for team in teams if team.name not in failed]
+        parts = [dataclasses.replace(part, config={**part.config, **task.judge_plan().checked_import})
+                 for part in parts]
+    return teams, skipped, parts
 
 
 def entry_file(task: Task) -> str | None:
