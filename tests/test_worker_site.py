@@ -531,7 +531,8 @@ def test_a_queue_served_through_slurm_ends_as_codascore_run(faults, codabench_si
     cluster_file = tmp_path / "slurm.yaml"
     cluster_file.write_text(yaml.safe_dump({
         "system": "slurm", "cores": 1, "memory": "2GiB", "processes": 1, "maximum_jobs": 1, "walltime": "00:30:00",
-        "queue": "debug", "interface": "lo", "python": sys.executable, "log_directory": str(tmp_path / "logs"),
+        "queue": "debug", "interface": slurm_cluster.interface, "python": sys.executable,
+        "log_directory": str(tmp_path / "logs"),
         "job_script_prologue": [f"cd {tmp_path}"]}))
     worker = workers(faults["queue"]["broker_url"], tmp_path / "worker", "--cluster", str(cluster_file),
                            env={"SLURM_CONF": str(slurm_cluster.conf)})
