@@ -45,7 +45,7 @@ from ..outcomes import one_line
 from .cluster import check_cluster, cores_for_units
 from .progress import Progress
 from .store import FINISHED, INFRASTRUCTURE, Store
-from .units import Unit, kept_result, part_record, run_unit, unit_spec
+from .units import Unit, kept_record, part_record, run_unit, unit_spec
 
 #: What a future raises when the cluster, not the submission, lost the unit: KilledWorker, a broken
 #: connection, a cancelled future; any other exception raised by run_unit itself (a full disk on the worker).
@@ -294,7 +294,7 @@ class Scheduler:
         """The cluster lost the attempt. One that never started (no folder made, no start heard) is queued
         again as the same attempt, for nothing; one that started is retried while retries are left, else an
         infrastructure error."""
-        kept = kept_result(staging_folder(self.out, unit, attempt))
+        kept = kept_record(staging_folder(self.out, unit, attempt))
         if kept is not None:  # it ended; its worker died before the judge had the result
             self.returned(unit, attempt, tries, kept)
             return
@@ -308,7 +308,7 @@ class Scheduler:
             return
         reason = f"attempt {attempt}: {type(exc).__name__}: {one_line(exc)}"
         final = tries > self.retries
-        start = kept_result(staging_folder(self.out, unit, attempt), UNIT_START) or {}
+        start = kept_record(staging_folder(self.out, unit, attempt), UNIT_START) or {}
         self.store.record_lost(unit, attempt, reason, final, start.get("worker"), start.get("started"))
         if final:
             self.progress.finish(INFRASTRUCTURE)

@@ -183,7 +183,7 @@ def run_unit(spec: dict) -> dict:
     from .worker import claim, take_or_pass
 
     where = worker_address()
-    kept = kept_result(Path(spec["run_dir"]))
+    kept = kept_record(Path(spec["run_dir"]))
     if kept is not None:  # the attempt ended on a worker that died before the judge had its result
         return kept
     take_or_pass(float(spec.get("seconds") or 0))
@@ -202,7 +202,7 @@ def run_unit(spec: dict) -> dict:
     return result
 
 
-def kept_result(run_dir: Path, name: str = UNIT_RESULT) -> dict | None:
+def kept_record(run_dir: Path, name: str = UNIT_RESULT) -> dict | None:
     """What an attempt's worker kept in its run folder (formats.judgement.UNIT_RESULT, or UNIT_START: where
     and when it started), or None."""
     try:
