@@ -143,3 +143,32 @@ def test_an_existing_folder_that_is_not_a_run_folder_is_never_emptied(project_da
     for _ in range(2):
         cli_main(["run", TASK, str(sample), "--root", str(quick_root), "--out", str(run_dir)])
         assert (run_dir / runner.RUN_MARKER).is_file() and (run_dir / "scoring" / "output" / "scores.txt").is_file()
+
+
+def archived_files(data: bytes) -> dict[str, bytes]:
+    import io
+
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def test_a_worker_keeps_an_archive_by_its_digest_within_the_block_only(tmp_path, monkeypatch):
+    """docs/judge.md#workers: inside known_digests a folder is zipped once and then served by its digest,
+    even when the folder changes (the caller vouched); after the block an edit in place is zipped again,
+    and a cache of 0 bytes zips every time."""
+    from codascore.runner.worker import ARCHIVE_CACHE_VARIABLE, folder_archive
+
+    folder = tmp_path / "team"
+    folder.mkdir()
+    (folder / "result.json").write_text("1")
+    monkeypatch.delenv(ARCHIVE_CACHE_VARIABLE, raising=False)
+    with runner.known_digests({str(folder): "a" * 64}):
+        first = folder_archive(folder)
+        (folder / "result.json").write_text("2")
+        assert folder_archive(folder) is first
+    assert archived_files(folder_archive(folder)) == {"result.json": b"2"}
+    monkeypatch.setenv(ARCHIVE_CACHE_VARIABLE, "0")
+    with runner.known_digests({str(folder): "b" * 64}):
+        folder_archive(folder)
+        (folder / "result.json").write_text("3")
+        assert archived_files(folder_archive(folder)) == {"result.json": b"3"}

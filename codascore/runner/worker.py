@@ -149,10 +149,21 @@ _LOCK = threading.Lock()
 def known_digests(digests: dict[str, str]) -> Iterator[None]:
     """Within the block, the folders named (path -> sha256, as digests.folder_sha256 gives it) arrive as
     archives made once per process and kept by their digest: a judge's worker zips the programs, the
-    reference data and a team's submission once, not once per unit. The caller vouches for the digests."""
+    reference data and a team's submission once, not once per unit. The caller vouches for the digests,
+    for the block only: after it, a folder edited in place is zipped again."""
+    named = {str(Path(path).resolve()): digest for path, digest in digests.items()}
     with _LOCK:
-        _DIGESTS.update({str(Path(path).resolve()): digest for path, digest in digests.items()})
-    yield
+        before = {path: _DIGESTS.get(path) for path in named}
+        _DIGESTS.update(named)
+    try:
+        yield
+    finally:
+        with _LOCK:
+            for path, digest in before.items():
+                if digest is None:
+                    _DIGESTS.pop(path, None)
+                else:
+                    _DIGESTS[path] = digest
 
 
 def folder_archive(folder: Path, program: bool = False) -> bytes:
