@@ -1,12 +1,15 @@
 """The final judgement (codascore.judge, docs/judge.md) on a LocalCluster of this machine.
 
 - Units per minute with 1 and with 2 workers, and the scaling (2 workers / 1): every workload judges
-  ``teams`` copies of one sample submission into a fresh folder, the cluster started before the clock.
+  ``teams`` copies of one sample submission into a fresh folder, the cluster started and its workers'
+  imports made before the clock (a cluster's workers pay them once, not per unit), the median of ROUNDS.
 - The overhead of one unit: judging a single team of a trivial results submission (the cluster already
   running) against a plain ``codascore.runner.run`` of the same submission, medians of a few.
-- The workers' cache of archives (docs/judge.md#workers): the UAI solver runs judged on 2 workers that keep
-  the programs, the data and the submissions zipped once, and on 2 that zip them for every unit
-  (CODASCORE_ARCHIVE_CACHE_BYTES=0), and the time it saves per unit.
+- The workers' cache of archives (docs/judge.md#workers), two ways. The archives one unit of each task
+  receives (programs with the library, data, the submission) made for it, against taken from the cache
+  by digest: the time saved per unit, and its share of that unit's time at 1 worker. And a whole
+  judgement on 2 workers that keep the archives, against 2 that zip them for every unit
+  (CODASCORE_ARCHIVE_CACHE_BYTES=0): a saving of milliseconds per unit hides in its noise.
 
 The machine's load (1-minute average) is printed with each table: the rates mean something on a quiet one.
 
@@ -17,6 +20,7 @@ and score units. SRBENCH (whole pipelines) is not in the default list: one takes
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import shutil
@@ -26,7 +30,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from common import print_table
+from common import median_time, print_table
 
 from codascore import competition, runner
 
@@ -58,6 +62,8 @@ SRBENCH = Workload("srbench pipeline units (code_linear_regression)", "srbench.q
                    "code_linear_regression", 4)
 WORKLOADS = (UAI, UAI_SOLVER_RUNS, SRBENCH_FITS)
 WORKERS = (1, 2)
+#: Judgements per workload and worker count; the rate is their median.
+ROUNDS = 3
 #: The empty unit of the overhead row: a results submission that scores at once.
 EMPTY = ("uai.pr", "trivial")
 
@@ -80,44 +86,110 @@ def judged(cluster, submissions: Path, task: str, out: Path, **options) -> tuple
     return summary.ran, elapsed
 
 
-def rate_rows(tmp: Path, workloads, workers=WORKERS) -> list[tuple]:
-    rows = []
+def warm_workers(cluster, task: str) -> None:
+    """Every worker imports what a unit of the task runs, before the clock."""
+    from distributed import Client
+
+    with Client(cluster) as client:
+        client.run(_import_unit_code, task)
+
+
+def _import_unit_code(task: str) -> None:
+    from codascore.judge import units  # noqa: F401  (what every unit runs)
+    from codascore.registry import get_task
+
+    get_task(task)
+
+
+def rate_rows(tmp: Path, workloads, workers=WORKERS, rounds=ROUNDS) -> tuple[list[tuple], dict]:
+    """The table's rows, and {task: seconds of one unit at the first worker count}."""
+    rows, unit_seconds = [], {}
     for number, load in enumerate(workloads):
         submissions = teams_folder(tmp / f"load-{number}", load.task, load.sample, load.teams)
-        rates = {}
-        for count in workers:
-            units, seconds = judged_on(count, submissions, load, tmp / f"out-{number}-{count}")
-            rates[count] = units / seconds * 60
-        scaling = rates[workers[-1]] / rates[workers[0]]
-        rows.append((load.label, units, *(f"{rates[count]:.1f}" for count in workers), f"{scaling:.2f}x"))
-    return rows
+        rates = {count: [] for count in workers}
+        for round_ in range(rounds):  # the counts alternate, so a drift of the machine's load hits both
+            for count in workers:
+                units, seconds = judged_on(count, submissions, load, tmp / f"out-{number}-{count}-{round_}")
+                rates[count].append(units / seconds * 60)
+        rate = {count: statistics.median(rates[count]) for count in workers}
+        unit_seconds.setdefault(load.task, 60 / rate[workers[0]])
+        rows.append((load.label, units, *(f"{rate[count]:.1f}" for count in workers),
+                     f"{rate[workers[-1]] / rate[workers[0]]:.2f}x"))
+    return rows, unit_seconds
+
+
+@contextlib.contextmanager
+def archive_cache(keep: bool):
+    """Within the block, this process and the workers it starts keep their archives (the default bound) or
+    keep none."""
+    from codascore.runner.worker import ARCHIVE_CACHE_VARIABLE
+
+    before = os.environ.pop(ARCHIVE_CACHE_VARIABLE, None)
+    if not keep:
+        os.environ[ARCHIVE_CACHE_VARIABLE] = "0"
+    try:
+        yield
+    finally:
+        os.environ.pop(ARCHIVE_CACHE_VARIABLE, None)
+        if before is not None:
+            os.environ[ARCHIVE_CACHE_VARIABLE] = before
 
 
 def judged_on(workers: int, submissions: Path, load: Workload, out: Path, cache: bool = True) -> tuple[int, float]:
     """(units, seconds) of one judgement on a new LocalCluster of this many workers, whose workers keep their
     archives or not (the environment they start with)."""
     from codascore.judge.cluster import local_cluster
-    from codascore.runner.worker import ARCHIVE_CACHE_VARIABLE
 
-    before = os.environ.get(ARCHIVE_CACHE_VARIABLE)
-    if not cache:
-        os.environ[ARCHIVE_CACHE_VARIABLE] = "0"
-    try:
-        with local_cluster(workers) as cluster:
-            return judged(cluster, submissions, load.task, out, **load.options)
-    finally:
-        if before is None:
-            os.environ.pop(ARCHIVE_CACHE_VARIABLE, None)
-        else:
-            os.environ[ARCHIVE_CACHE_VARIABLE] = before
+    with archive_cache(cache), local_cluster(workers) as cluster:
+        warm_workers(cluster, load.task)
+        return judged(cluster, submissions, load.task, out, **load.options)
 
 
-def cache_rows(tmp: Path, load: Workload = UAI_SOLVER_RUNS, workers: int = 2) -> list[tuple]:
-    """The workload judged with and without the workers' cache of archives: seconds, and saved per unit."""
+def archive_rows(workloads, unit_seconds: dict) -> list[tuple]:
+    """Per workload: the archives one of its units receives, their size, the time to make them and to take
+    them from the cache by digest, and the saving as a share of the unit's time at 1 worker."""
+    from codascore.digests import folder_sha256
+    from codascore.judge.fingerprint import Sources
+    from codascore.runner import find_layout, known_digests
+    from codascore.runner.worker import folder_archive
+
+    rows = []
+    for load in workloads:
+        layout = find_layout(ROOT, load.task)
+        submission = ROOT / "sample_submissions" / load.task / load.sample
+        code = load.sample.startswith("code_")
+        folders = [(layout.scoring_program, True), (layout.reference_data, False), (submission, False)]
+        if code:
+            folders += [(layout.ingestion_program, True), (layout.input_data, False)]
+        folders = [(folder, program) for folder, program in folders if folder is not None]
+        digests = {**Sources.of(layout).folders(layout), str(submission): folder_sha256(submission)}
+
+        def archives() -> int:
+            return sum(len(folder_archive(folder, program)) for folder, program in folders)
+
+        size = archives()
+        with archive_cache(False):
+            made = median_time(archives, repeat=5)
+        with archive_cache(True), known_digests(digests):
+            kept = median_time(archives, repeat=5)
+        saved = made - kept
+        rows.append((load.label, len(folders), f"{size / 1e6:.1f} MB", f"{made * 1000:.0f} ms",
+                     f"{kept * 1000:.1f} ms", f"{saved * 1000:.0f} ms",
+                     f"{saved / unit_seconds[load.task] * 100:.1f} %"))
+    return rows
+
+
+def cache_rows(tmp: Path, load: Workload = UAI, workers: int = 2, rounds: int = ROUNDS) -> list[tuple]:
+    """The workload judged with and without the workers' cache of archives (medians of rounds): seconds,
+    and saved per unit."""
     submissions = teams_folder(tmp / "cache", load.task, load.sample, load.teams)
-    units, kept = judged_on(workers, submissions, load, tmp / "cache-kept")
-    _, zipped = judged_on(workers, submissions, load, tmp / "cache-none", cache=False)
-    return [(load.label, units, f"{zipped:.1f} s", f"{kept:.1f} s", f"{(zipped - kept) / units * 1000:+.0f} ms")]
+    kept, zipped = [], []
+    for round_ in range(rounds):
+        units, seconds = judged_on(workers, submissions, load, tmp / f"cache-kept-{round_}")
+        kept.append(seconds)
+        zipped.append(judged_on(workers, submissions, load, tmp / f"cache-none-{round_}", cache=False)[1])
+    kept, zipped = statistics.median(kept), statistics.median(zipped)
+    return [(load.label, units, f"{zipped:.2f} s", f"{kept:.2f} s", f"{(zipped - kept) / units * 1000:+.0f} ms")]
 
 
 def load_line() -> str:
@@ -146,14 +218,20 @@ def overhead_rows(tmp: Path, repeat: int = 3) -> list[tuple]:
 def main(workloads=WORKLOADS, workers=WORKERS) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
+        overhead_rows(tmp / "warm-up", repeat=1)  # the judge's own imports, before any clock
         print(load_line())
-        print_table(rate_rows(tmp, workloads, workers),
-                    ("workload", "units", *(f"units/min, {n} worker{'s' * (n > 1)}" for n in workers),
-                     f"scaling ({workers[-1]}/{workers[0]})"))
+        rows, unit_seconds = rate_rows(tmp, workloads, workers)
+        print_table(rows, ("workload", "units", *(f"units/min, {n} worker{'s' * (n > 1)}" for n in workers),
+                           f"scaling ({workers[-1]}/{workers[0]})"))
         print()
         print(load_line())
-        print_table(cache_rows(tmp), ("workers' cache of archives", "units", "zipped per unit", "kept by digest",
-                                      "saved per unit"))
+        print_table(archive_rows(workloads, unit_seconds),
+                    ("archives of one unit", "folders", "size", "made", "kept by digest", "saved per unit",
+                     "of a unit's time"))
+        print()
+        print(load_line())
+        print_table(cache_rows(tmp), ("a judgement, 2 workers", "units", "archives made per unit",
+                                      "kept by digest", "saved per unit"))
         print()
         print(load_line())
         print_table(overhead_rows(tmp), ("one unit", "judge (median)", "runner.run (median)", "overhead"))
