@@ -102,7 +102,7 @@ def _import_unit_code(task: str) -> None:
 
 
 def rate_rows(tmp: Path, workloads, workers=WORKERS, rounds=ROUNDS) -> tuple[list[tuple], dict]:
-    """The table's rows, and {task: seconds of one unit at the first worker count}."""
+    """The table's rows, and {workload's label: seconds of one unit at the first worker count}."""
     rows, unit_seconds = [], {}
     for number, load in enumerate(workloads):
         submissions = teams_folder(tmp / f"load-{number}", load.task, load.sample, load.teams)
@@ -112,7 +112,7 @@ def rate_rows(tmp: Path, workloads, workers=WORKERS, rounds=ROUNDS) -> tuple[lis
                 units, seconds = judged_on(count, submissions, load, tmp / f"out-{number}-{count}-{round_}")
                 rates[count].append(units / seconds * 60)
         rate = {count: statistics.median(rates[count]) for count in workers}
-        unit_seconds.setdefault(load.task, 60 / rate[workers[0]])
+        unit_seconds[load.label] = 60 / rate[workers[0]]
         rows.append((load.label, units, *(f"{rate[count]:.1f}" for count in workers),
                      f"{rate[workers[-1]] / rate[workers[0]]:.2f}x"))
     return rows, unit_seconds
@@ -175,7 +175,7 @@ def archive_rows(workloads, unit_seconds: dict) -> list[tuple]:
         saved = made - kept
         rows.append((load.label, len(folders), f"{size / 1e6:.1f} MB", f"{made * 1000:.0f} ms",
                      f"{kept * 1000:.1f} ms", f"{saved * 1000:.0f} ms",
-                     f"{saved / unit_seconds[load.task] * 100:.1f} %"))
+                     f"{saved / unit_seconds[load.label] * 100:.1f} %"))
     return rows
 
 
