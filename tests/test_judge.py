@@ -23,7 +23,7 @@ from codascore import runner  # noqa: E402
 from codascore.errors import JudgeError  # noqa: E402
 from codascore.judge import judge, status  # noqa: E402
 from codascore.judge.cluster import jobqueue_cluster, local_cluster, read_cluster_file  # noqa: E402
-from codascore.judge.scheduler import settle_folders  # noqa: E402
+from codascore.judge.scheduler import settle_folders, staging_folder  # noqa: E402
 from codascore.judge.store import Store  # noqa: E402
 from codascore.judge.units import list_units  # noqa: E402
 from codascore.outcomes import ExitCode, exit_code_of_error  # noqa: E402
@@ -183,6 +183,48 @@ def test_a_unit_lost_with_no_retry_left_is_an_infrastructure_error_run_again_nex
     assert again.ran == 1 and again.finished
     assert results_of(tmp_path / "out")["erin"] == undisturbed[2]["erin"]
     assert [a["result"] for a in attempts_of(tmp_path / "out", "erin")] == ["infrastructure error", "done"]
+
+
+def test_a_worker_killed_before_it_recorded_the_start_is_charged_to_that_worker(
+        cluster, client, project_data, tmp_path, undisturbed):
+    """Each worker dies in the instant between making an attempt's folder and recording its start (its start
+    record half written): the attempt is charged to the worker Dask gave it to, from the folder's time, and the
+    team ends scored as undisturbed."""
+    from codascore.formats.run_folder import UNIT_START
+
+    def die_when_starting() -> None:
+        import codascore.judge.worker as on_worker
+
+        def write(path, data):
+            if Path(path).name == UNIT_START:
+                (Path(path).parent / f".{UNIT_START}.half.tmp").write_text('{"work')
+                os.kill(os.getpid(), signal.SIGKILL)
+            return write.original(path, data)
+
+        write.original = getattr(on_worker.write_json_atomic, "original", on_worker.write_json_atomic)
+        on_worker.write_json_atomic = write
+
+    def live_again() -> None:
+        import codascore.judge.worker as on_worker
+
+        on_worker.write_json_atomic = getattr(on_worker.write_json_atomic, "original", on_worker.write_json_atomic)
+
+    shutil.copytree(sample(project_data, "exact"), tmp_path / "submissions" / "alice")
+    doomed = set(client.run(die_when_starting))
+    try:
+        summary = judge_on(cluster, project_data, tmp_path / "submissions", tmp_path / "out", retries=3)
+    finally:
+        client.wait_for_workers(2, timeout=300)
+        client.run(live_again)
+    assert summary.finished and results_of(tmp_path / "out")["alice"] == undisturbed[2]["alice"]
+    attempts = attempts_of(tmp_path / "out", "alice")
+    lost, done = attempts[:-1], attempts[-1]
+    assert lost and done["result"] == "done" and {a["result"] for a in lost} == {"retried"}
+    for attempt in lost:
+        assert attempt["worker"] in doomed and attempt["worker"] != done["worker"], [dict(a) for a in attempts]
+        folder = staging_folder(tmp_path / "out", list_units(TASK, "alice", tmp_path)[0], attempt["attempt"])
+        assert folder.is_dir() and not (folder / UNIT_START).exists(), folder
+        assert attempt["started"] <= attempt["ended"]
 
 
 def finished_units(database: Path) -> tuple[int, int]:

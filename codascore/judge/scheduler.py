@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import heapq
 import itertools
 import os
@@ -44,7 +45,7 @@ from ..formats.run_folder import UNIT_START
 from ..outcomes import one_line
 from .cluster import check_cluster, cores_for_units
 from .progress import Progress
-from .store import FINISHED, INFRASTRUCTURE, Store
+from .store import FINISHED, INFRASTRUCTURE, Store, now
 from .units import Unit, kept_record, part_record, run_unit, unit_spec
 
 #: What a future raises when the cluster, not the submission, lost the unit: KilledWorker, a broken
@@ -308,8 +309,7 @@ class Scheduler:
             return
         reason = f"attempt {attempt}: {type(exc).__name__}: {one_line(exc)}"
         final = tries > self.retries
-        start = kept_record(staging_folder(self.out, unit, attempt), UNIT_START) or {}
-        self.store.record_lost(unit, attempt, reason, final, start.get("worker"), start.get("started"))
+        self.store.record_lost(unit, attempt, reason, final, *lost_start(staging_folder(self.out, unit, attempt), exc))
         if final:
             self.progress.finish(INFRASTRUCTURE)
             self.say(f"{unit.name}: infrastructure error after {tries} attempts: {reason}")
@@ -317,6 +317,19 @@ class Scheduler:
         else:
             self.say(f"{unit.name}: {reason}; retrying")
             self.submit(unit, tries + 1)
+
+
+def lost_start(staging: Path, exc: BaseException) -> tuple[str | None, str | None]:
+    """Where and when a lost attempt started: its start record, else (its worker died between making the
+    attempt's folder and recording the start) the worker Dask last gave it to and the folder's time."""
+    start = kept_record(staging, UNIT_START) or {}
+    worker, started = start.get("worker"), start.get("started")
+    if worker is None:
+        worker = getattr(getattr(exc, "last_worker", None), "address", None)  # KilledWorker's
+    if started is None:
+        with contextlib.suppress(OSError):
+            started = now(staging.stat().st_mtime)
+    return worker, started
 
 
 def unit_sha(store: Store, unit: Unit) -> str:

@@ -45,9 +45,11 @@ UNIT_COLUMNS = ("team", "task", "unit", "kind", "state", "outcome", "exit_code",
                 "run_dir", "part_group", "fingerprint", "inputs", "stale", "isolation")
 
 
-def now() -> str:
-    """The time as recorded: ISO 8601, UTC, to the millisecond."""
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
+def now(at: float | None = None) -> str:
+    """The time as recorded (at: seconds since the epoch, default now): ISO 8601, UTC, to the millisecond."""
+    moment = datetime.datetime.now(datetime.timezone.utc) if at is None else \
+        datetime.datetime.fromtimestamp(at, datetime.timezone.utc)
+    return moment.isoformat(timespec="milliseconds")
 
 
 class Store(Judgement):
