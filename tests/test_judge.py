@@ -333,6 +333,45 @@ def test_a_cluster_file_builds_a_batch_job_with_the_units_resources(tmp_path):
     assert not (tmp_path / "out").exists(), "a refused cluster file leaves nothing behind"
 
 
+def test_the_workers_wanted_are_those_the_unfinished_units_could_use_within_the_plan():
+    """want_workers: enough workers for the units' cores and memory, no more than units, nor than planned."""
+    from codascore.judge.cluster import WATCHES, Watch, want_workers
+
+    class Client:  # what WATCHES keys: any object open_client made a watch for
+        pass
+
+    client, gib = Client(), 1024**3
+    WATCHES[client] = Watch(60, planned=[{"cores": 4, "memory": 16 * gib, "seconds": None}] * 10)
+    assert want_workers(client, [{"cores": 1, "memory": gib}] * 9) == 3
+    assert want_workers(client, [{"cores": 1, "memory": 8 * gib}] * 9) == 5
+    assert want_workers(client, [{"cores": 4, "memory": gib}] * 2) == 2
+    assert want_workers(client, [{"cores": 1, "memory": gib}] * 400) == 10
+    assert want_workers(client, []) == 0 and WATCHES[client].wanted == 0
+    assert want_workers(Client(), [{"cores": 1}]) == 0  # no plan: nothing adapts
+
+
+def test_the_adaptive_scaling_keeps_the_workers_the_judge_wants_and_no_more():
+    """judge_adaptive on a real cluster: with nothing submitted, Dask alone would keep none; it starts and
+    keeps the workers the judge wants, and lets them go when it wants none."""
+    from distributed import Client, LocalCluster
+
+    from codascore.judge.cluster import Watch, judge_adaptive
+
+    watch = Watch(60)
+    with LocalCluster(n_workers=0, threads_per_worker=1, dashboard_address=":0") as adapting, \
+            Client(adapting) as client:
+        adapting.adapt(minimum=0, maximum=3, interval="100ms", wait_count=2, Adaptive=judge_adaptive(watch))
+        watch.wanted = 2
+        client.wait_for_workers(2, timeout=120)
+        time.sleep(1)  # ten rounds of the adaptive scaling: Dask's own target is 0
+        assert len(client.scheduler_info()["workers"]) == 2
+        watch.wanted = 0
+        deadline = time.monotonic() + 60
+        while client.scheduler_info()["workers"] and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert not client.scheduler_info()["workers"]
+
+
 @pytest.mark.parametrize("page", ["judge.md", "judge_cluster.md"])
 def test_every_cluster_file_the_docs_show_is_read_and_builds_a_job(page):
     pytest.importorskip("dask_jobqueue")

@@ -12,7 +12,9 @@ judged undisturbed. CODASCORE_SCALE_UNITS sets how many parts (default 2,000).
 
 from __future__ import annotations
 
+import datetime
 import json
+import logging
 import os
 import random
 import resource
@@ -157,8 +159,9 @@ class Killer:
 
 
 def test_two_thousand_units_with_workers_killed_at_random_lose_nothing_and_run_nothing_twice(  # noqa: F811
-        slurm_cluster, project_data, tmp_path, monkeypatch):
+        slurm_cluster, project_data, tmp_path, monkeypatch, caplog):
     need_nodes(slurm_cluster)
+    caplog.set_level(logging.INFO, logger="distributed.scheduler")
     copies = -(-PARTS // (TEAMS * 7))
     root = cloned_project(project_data, tmp_path / "project", copies)
     teams = tmp_path / "teams"
@@ -201,11 +204,19 @@ def test_two_thousand_units_with_workers_killed_at_random_lose_nothing_and_run_n
     assert folders == {(a["team"], f"{a['unit']}.attempt-{a['attempt']}") for a in lost}, \
         "an attempt folder no attempt accounts for: a unit ran unrecorded"
 
+    # The adaptive scaling retires jobs by name; none while a unit was unfinished. (A job whose worker is
+    # found gone twice within Dask's lost-worker-timeout is replaced: more jobs than maximum_jobs is fine.)
+    last_end = max(datetime.datetime.fromisoformat(attempt["ended"]).timestamp() for attempt in tried)
+    retired = [record.getMessage() for record in caplog.records if record.name == "distributed.scheduler"
+               and record.getMessage().startswith("Retire worker names") and record.created < last_end]
+    assert not retired, f"the adaptive scaling retired jobs while units waited: {retired}"
+    jobs = len(list((tmp_path / "logs").glob("*.err")))  # one per job submitted (dask-jobqueue's sbatch -e)
+
     reference = {unit["unit"]: (unit["outcome"], unit["exit_code"], unit["scores"]) for unit in rows(tmp_path / "undisturbed")}
     for unit in units:
         assert (unit["outcome"], unit["exit_code"], unit["scores"]) == reference[unit["unit"]], unit
 
     print(f"\nscale: {len(units)} units ({TEAMS} teams x {7 * copies} parts + 1 score unit each) in {elapsed:.0f} s "
           f"({len(units) / elapsed * 60:.0f} units/min), {len(killer.killed)} workers SIGKILLed, {len(lost)} attempts "
-          f"lost and retried; the judge's own CPU: {judge_cpu:.0f} s, {judge_cpu / len(units) * 1000:.0f} ms per unit; "
+          f"lost and retried, {jobs} jobs; the judge's own CPU: {judge_cpu:.0f} s, {judge_cpu / len(units) * 1000:.0f} ms per unit; "
           f"load {os.getloadavg()[0]:.1f}")

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import math
 import os
 import time
 import weakref
@@ -271,6 +272,9 @@ class Watch:
     #: What each worker the cluster may come to have offers (a cluster file's maximum_jobs of them, a
     #: LocalCluster's workers): work is kept outstanding for them too, so that adaptive scaling sees it.
     planned: list = dataclasses.field(default_factory=list)
+    #: The workers the judge's unfinished units could use now (:func:`want_workers`): the adaptive scaling
+    #: keeps at least these, up to maximum_jobs (:func:`judge_adaptive`).
+    wanted: int = 0
 
 
 #: The watch of each client open_client made.
@@ -317,7 +321,8 @@ def open_client(workers: int | None = None, scheduler: str | None = None, cluste
         WATCHES[client] = watch
         client.register_plugin(plugin, name=PLUGIN_NAME)
         if cluster_file is not None:
-            cluster.adapt(minimum_jobs=config["minimum_jobs"], maximum_jobs=config["maximum_jobs"])
+            cluster.adapt(minimum_jobs=config["minimum_jobs"], maximum_jobs=config["maximum_jobs"],
+                          Adaptive=judge_adaptive(watch))
         yield client
 
 
@@ -401,6 +406,34 @@ def cores_for_units(client) -> float:
     at most a few units queued again."""
     joined = sum(float((worker.get("resources") or {}).get("cores", 1)) for worker in workers_of(client).values())
     return 2 * max(joined, sum(float(offer.get("cores", 1)) for offer in planned_offers(client)))
+
+
+def judge_adaptive(watch: Watch) -> type:
+    """Dask's Adaptive, asking for at least the workers the judge's units could use (watch.wanted). Dask's
+    own target counts only the work the scheduler holds, at its estimate of each task's duration (half a
+    second until one has ended): the judge holds most units back (scheduler.Scheduler.pump), so Dask alone
+    would retire jobs while units wait and start few for units of an hour."""
+    from distributed.deploy import Adaptive
+
+    class JudgeAdaptive(Adaptive):
+        async def target(self) -> int:
+            return max(await super().target(), watch.wanted)
+
+    return JudgeAdaptive
+
+
+def want_workers(client, units: list[dict]) -> int:
+    """Tell the adaptive scaling how many workers the unfinished units (their resources) could use: enough
+    for their cores and their memory, at most the workers planned. Returns that number (0 without a
+    plan: a LocalCluster's or someone else's scheduler does not adapt)."""
+    watch = WATCHES.get(client)
+    if watch is None or not watch.planned:
+        return 0
+    offer = watch.planned[0]
+    needed = max([math.ceil(sum(float(unit.get(kind, 0) or 0) for unit in units) / float(offer[kind]))
+                  for kind in ("cores", "memory") if offer.get(kind)] or [len(units)])
+    watch.wanted = min(needed, len(units), len(watch.planned))
+    return watch.wanted
 
 
 def planned_offers(client) -> list[dict]:

@@ -43,7 +43,7 @@ from typing import Callable
 from ..errors import JudgeError
 from ..formats.run_folder import UNIT_START
 from ..outcomes import one_line
-from .cluster import check_cluster, cores_for_units
+from .cluster import check_cluster, cores_for_units, want_workers
 from .progress import Progress
 from .store import FINISHED, INFRASTRUCTURE, Store, now
 from .units import Unit, kept_record, part_record, run_unit, unit_spec
@@ -187,6 +187,9 @@ class Scheduler:
     def pump(self) -> None:
         """Send the held units, longest first, while the cores they ask stay within twice what the cluster
         has or may come to have; one at least while none is out."""
+        want_workers(self.client, [unit.resources for unit, _, _ in self.running.values()]
+                     + [unit.resources for _, _, unit, _, _ in self.ready]
+                     + [unit.resources for unit, _ in self.waiting.values()])
         if not self.ready:
             return
         limit = cores_for_units(self.client)
