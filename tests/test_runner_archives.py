@@ -6,6 +6,7 @@ run folder is ever deleted (docs/codabench.md#archives-and-run-folders)."""
 from __future__ import annotations
 
 import shutil
+import threading
 import time
 import zipfile
 from pathlib import Path
@@ -166,6 +167,11 @@ def test_a_worker_keeps_an_archive_by_its_digest_within_the_block_only(tmp_path,
         first = folder_archive(folder)
         (folder / "result.json").write_text("2")
         assert folder_archive(folder) is first
+        beside: list[bytes] = []  # another unit's thread, at the same time: this block does not vouch for it
+        thread = threading.Thread(target=lambda: beside.append(folder_archive(folder)))
+        thread.start()
+        thread.join()
+        assert archived_files(beside[0]) == {"result.json": b"2"}
     assert archived_files(folder_archive(folder)) == {"result.json": b"2"}
     monkeypatch.setenv(ARCHIVE_CACHE_VARIABLE, "0")
     with runner.known_digests({str(folder): "b" * 64}):

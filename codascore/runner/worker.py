@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import contextvars
 import os
 import re
 import shlex
@@ -138,8 +139,9 @@ def interpreter(python: str) -> str:
 
 #: The environment variable bounding the archives a process keeps (bytes; 0 keeps none), and its default.
 ARCHIVE_CACHE_VARIABLE, ARCHIVE_CACHE_BYTES = "CODASCORE_ARCHIVE_CACHE_BYTES", 512 * 1024**2
-#: Folders whose digest the caller knows (their resolved path -> sha256): archives are kept by digest.
-_DIGESTS: dict[str, str] = {}
+#: Folders whose digest the caller knows (their resolved path -> sha256), for the unit this thread runs:
+#: archives are kept by digest. Per thread (a context variable), so one unit's block never vouches for another's.
+_DIGESTS: contextvars.ContextVar[dict[str, str]] = contextvars.ContextVar("codascore_known_digests", default={})
 #: (program or not, digest) -> the archive, least recently used first; its lock.
 _ARCHIVES: collections.OrderedDict[tuple[bool, str], bytes] = collections.OrderedDict()
 _LOCK = threading.Lock()
@@ -151,26 +153,18 @@ def known_digests(digests: dict[str, str]) -> Iterator[None]:
     archives made once per process and kept by their digest: a judge's worker zips the programs, the
     reference data and a team's submission once, not once per unit. The caller vouches for the digests,
     for the block only: after it, a folder edited in place is zipped again."""
-    named = {str(Path(path).resolve()): digest for path, digest in digests.items()}
-    with _LOCK:
-        before = {path: _DIGESTS.get(path) for path in named}
-        _DIGESTS.update(named)
+    token = _DIGESTS.set({**_DIGESTS.get(), **{str(Path(path).resolve()): digest for path, digest in digests.items()}})
     try:
         yield
     finally:
-        with _LOCK:
-            for path, digest in before.items():
-                if digest is None:
-                    _DIGESTS.pop(path, None)
-                else:
-                    _DIGESTS[path] = digest
+        _DIGESTS.reset(token)
 
 
 def folder_archive(folder: Path, program: bool = False) -> bytes:
     """A folder as the worker receives it, zipped (program_folder_zip for a program's folder); kept by its
     digest when known_digests named it, within ARCHIVE_CACHE_BYTES (the environment variable) in all."""
     make = program_folder_zip if program else zips.folder_zip
-    digest = _DIGESTS.get(str(Path(folder).resolve()))
+    digest = _DIGESTS.get().get(str(Path(folder).resolve()))
     limit = int(os.environ.get(ARCHIVE_CACHE_VARIABLE, ARCHIVE_CACHE_BYTES))
     if digest is None or limit <= 0:
         return make(folder)
