@@ -62,9 +62,12 @@ class Budgeted:
         w = np.linalg.lstsq(A, np.asarray(y, dtype=float), rcond=None)[0]
         self.intercept_, self.coef_ = float(w[0]), [float(v) for v in w[1:]]
         _CACHE["coef"] = (self.intercept_, self.coef_)
-        print(f"BUDGETED imports={IMPORTS} fits={Budgeted.fits} random_state={self.random_state} "
-              f"max_time={self.max_time} xmean={float(np.abs(np.mean(np.asarray(X), axis=0)).max()):.1e} "
-              f"ystd={float(np.std(y)):.6f}", flush=True)
+        # one write, newline included: the parallel runs share the captured stdout, and print() writes the
+        # line and its end apart on an unbuffered stream, so two lines could run into one
+        sys.stdout.write(f"BUDGETED imports={IMPORTS} fits={Budgeted.fits} random_state={self.random_state} "
+                         f"max_time={self.max_time} xmean={float(np.abs(np.mean(np.asarray(X), axis=0)).max()):.1e} "
+                         f"ystd={float(np.std(y)):.6f}\\n")
+        sys.stdout.flush()
         return self
 
     def predict(self, X):
