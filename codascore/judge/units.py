@@ -203,7 +203,7 @@ def run_unit(spec: dict) -> dict:
 
 
 def kept_record(run_dir: Path, name: str = UNIT_RESULT) -> dict | None:
-    """What an attempt's worker kept in its run folder (formats.judgement.UNIT_RESULT, or UNIT_START: where
+    """What an attempt's worker kept in its run folder (formats.run_folder.UNIT_RESULT, or UNIT_START: where
     and when it started), or None."""
     try:
         return json.loads((run_dir / name).read_text())
