@@ -265,3 +265,12 @@ def test_weighted_ks_rows_equals_brute_force(n, m, seed):
         fa = np.array([wa[a[r] <= x].sum() for x in xs]) / wa.sum()
         fb = np.array([wb[b[r] <= x].sum() for x in xs]) / wb.sum()
         assert got[r] == pytest.approx(np.abs(fa - fb).max(), abs=1e-12)
+
+
+def test_the_exact_posterior_score_is_never_below_zero_by_rounding():
+    """Found by the property above (m=1, n=16, draw 446): one sample against sixteen, the running sum of
+    the weights passed 1 by rounding and the score came out at -1.6e-14."""
+    rng = np.random.default_rng(446)
+    trace, gt = _random_trace(rng, 1, spread=3.0), _random_trace(rng, 16, loc=1.0)
+    w, gw = rng.dirichlet(np.ones(1)), rng.dirichlet(np.full(16, 0.5))
+    assert posterior_exact_score(trace, w / w.sum(), gt, gw / gw.sum()) >= 0

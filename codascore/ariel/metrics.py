@@ -230,7 +230,7 @@ def weighted_ks_rows(a, wa, b, wb) -> np.ndarray:
     values = np.take_along_axis(pooled, order, axis=1)
     gap = np.abs(np.cumsum(signed[order], axis=1))
     gap[:, :-1] *= values[:, 1:] != values[:, :-1]
-    return gap.max(axis=1)
+    return np.minimum(gap.max(axis=1), 1.0)  # a running sum of weights may pass 1 by rounding (1 + 2e-17)
 
 
 # ------------------------------------------------------------------------------------------ posterior
