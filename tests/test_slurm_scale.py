@@ -87,6 +87,10 @@ def rows(out: Path) -> list[dict]:
         return [dict(row) for row in db.execute("SELECT * FROM units")]
 
 
+def stamp(iso: str) -> float:
+    return datetime.datetime.fromisoformat(iso).timestamp()
+
+
 def attempts(out: Path) -> list[dict]:
     with sqlite3.connect(out / "judge.sqlite") as db:
         db.row_factory = sqlite3.Row
@@ -204,12 +208,16 @@ def test_two_thousand_units_with_workers_killed_at_random_lose_nothing_and_run_n
     assert folders == {(a["team"], f"{a['unit']}.attempt-{a['attempt']}") for a in lost}, \
         "an attempt folder no attempt accounts for: a unit ran unrecorded"
 
-    # The adaptive scaling retires jobs by name; none while a unit was unfinished. (A job whose worker is
-    # found gone twice within Dask's lost-worker-timeout is replaced: more jobs than maximum_jobs is fine.)
-    last_end = max(datetime.datetime.fromisoformat(attempt["ended"]).timestamp() for attempt in tried)
-    retired = [record.getMessage() for record in caplog.records if record.name == "distributed.scheduler"
-               and record.getMessage().startswith("Retire worker names") and record.created < last_end]
-    assert not retired, f"the adaptive scaling retired jobs while units waited: {retired}"
+    # The adaptive scaling retires jobs by name; none while a unit waited to start: before its first attempt
+    # started, or between a lost attempt's end and the next one's start. Idle jobs retired while the last
+    # units run are what adaptive scaling is for. (A job whose worker is found gone twice within Dask's
+    # lost-worker-timeout is replaced: more jobs than maximum_jobs is fine.)
+    waits = [(float("-inf") if number == 0 else stamp(its[number - 1]["ended"]), stamp(attempt["started"]))
+             for its in by_unit.values() for number, attempt in enumerate(its)]
+    retired = [(record.created, record.getMessage()) for record in caplog.records
+               if record.name == "distributed.scheduler" and record.getMessage().startswith("Retire worker names")]
+    assert not [(at, message) for at, message in retired if any(since < at < until for since, until in waits)], \
+        f"the adaptive scaling retired jobs while units waited: {retired}"
     jobs = len(list((tmp_path / "logs").glob("*.err")))  # one per job submitted (dask-jobqueue's sbatch -e)
 
     reference = {unit["unit"]: (unit["outcome"], unit["exit_code"], unit["scores"]) for unit in rows(tmp_path / "undisturbed")}
