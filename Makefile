@@ -19,6 +19,10 @@ IMAGE_PACKAGES    := numpy==1.26.4 scipy==1.11.4 scikit-learn==1.5.1 pandas==2.2
 VENDORED_PACKAGES := $(shell awk '/^  - name:/ {name = $$3} /^    version:/ {gsub(/"/, "", $$2); \
                        print name "==" $$2}' wheels.lock)
 PINNED            := $(IMAGE_PACKAGES) $(VENDORED_PACKAGES)
+## The stock image's environment (make image-env): defined before any rule names it as a prerequisite, which
+## make expands as it reads the rule.
+IMAGE_VENV        := .venv-image
+IMAGE_STAMP       := $(IMAGE_VENV)/.installed
 
 # $(call check_pins,DIR,PINS): the environment in DIR has exactly these versions.
 define check_pins
@@ -139,9 +143,6 @@ endef
 ## those come from the program folders), comparing with the project's environment (tests/image_run.py).
 ## The bundles' private seed is a fixed, public one here (CI needs no secret): the same as TEST_SEED of
 ## tests/test_bundle.py, so both share one generation of the bundle data (build/bundle-data).
-IMAGE_VENV  := .venv-image
-IMAGE_STAMP := $(IMAGE_VENV)/.installed
-
 $(IMAGE_STAMP): Makefile
 	$(call venv312,$(IMAGE_VENV))
 	$(IMAGE_VENV)/bin/pip install -q $(IMAGE_PACKAGES)

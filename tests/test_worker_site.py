@@ -62,9 +62,16 @@ FAULTS_LIMIT = 30
 FINAL_TIMEOUT = 900
 FINAL = ("Finished", "Failed", "Cancelled")
 
-if not IMAGE_PYTHON.exists():
-    pytestmark = [pytestmark, pytest.mark.skip(reason="no .venv-image (make image-env builds the stock image's "
-                                                      "environment, which the worker serves it with)")]
+
+@pytest.fixture(scope="module", autouse=True)
+def image_environment():
+    """The stock image's environment the worker serves steps with. make test-codabench builds it first: under
+    CI a missing one is a fault of the build, never a skip."""
+    if not IMAGE_PYTHON.exists():
+        why = "no .venv-image (make image-env builds the stock image's environment, which the worker serves it with)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{why}: CI must run the worker's tests")
+        pytest.skip(why)
 
 
 # --------------------------------------------------------------------------- helpers
