@@ -18,7 +18,6 @@ import argparse
 import contextlib
 import html
 import json
-import os
 import re
 import shutil
 import subprocess
@@ -28,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from machine_needs import missing
 
 #: Debian's package name and binary; CI installs it (.ci/run).
 CHROMIUM = "chromium"
@@ -217,9 +218,7 @@ def require_chromium() -> None:
     if chromium():
         return
     message = f"{CHROMIUM} is not installed (apt-get install {CHROMIUM})"
-    if os.environ.get("CI") == "true":
-        pytest.fail(f"{message}: CI must run the browser tests")
-    pytest.skip(f"{message}: the browser tests did not run")
+    missing(message, "the browser tests")
 
 
 def _headless(*args: str, profile: Path) -> subprocess.CompletedProcess:

@@ -35,6 +35,8 @@ from pathlib import Path
 
 import pytest
 
+from machine_needs import missing
+
 DAEMONS = ("munged", "slurmctld", "slurmd")
 CLIENTS = ("sinfo", "squeue", "sbatch", "scancel", "scontrol")
 #: Seconds for the nodes to come up idle, and for the daemons to stop, before the fixture gives up.
@@ -448,9 +450,7 @@ def started_cluster(tmp_path_factory, name: str):
     missing = missing_programs()
     if missing:
         message = f"SLURM is not installed ({', '.join(missing)} missing; apt-get install slurm-wlm munge)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{message}: CI must run the SLURM tests")
-        pytest.skip(f"{message}: the SLURM tests did not run")
+        missing(message, "the SLURM tests")
     started = time.monotonic()
     cluster = start(tmp_path_factory.mktemp(name))
     cluster.start_seconds = time.monotonic() - started
@@ -461,9 +461,7 @@ def need_nodes(cluster: SlurmCluster, count: int = NODES) -> None:
     """Skip (fail under CI) a test that needs several nodes on a cluster of one."""
     if len(cluster.nodes) < count:
         message = f"a SLURM of {count} nodes needs network namespaces here: {namespaces_possible()}"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message)
-        pytest.skip(message)
+        missing(message, "the tests of several nodes")
 
 
 @pytest.fixture(scope="session")

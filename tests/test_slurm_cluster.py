@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from machine_needs import missing
 from slurm_fixture import need_nodes, slurm_alone, slurm_cluster  # noqa: F401  (the fixtures)
 
 pytestmark = pytest.mark.slurm
@@ -47,9 +48,7 @@ def test_dask_workers_in_slurm_jobs(slurm_cluster, tmp_path, monkeypatch):  # no
         from dask_jobqueue import SLURMCluster
     except ImportError:
         message = "dask-jobqueue is not installed (the test extra has it: make install)"
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{message}: CI must run the SLURM tests")
-        pytest.skip(message)
+        missing(message, "the SLURM tests")
     from distributed import Client, wait
 
     # dask-jobqueue calls sbatch, squeue and scancel with this process's environment; sbatch passes it on
