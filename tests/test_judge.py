@@ -227,6 +227,43 @@ def test_a_worker_killed_before_it_recorded_the_start_is_charged_to_that_worker(
         assert attempt["started"] <= attempt["ended"]
 
 
+def stored_scores(out: Path, team: str) -> str:
+    """The team's scores as the results database holds them: JSON text, in the order recorded."""
+    with sqlite3.connect(out / "judge.sqlite") as db:
+        return db.execute("SELECT scores FROM units WHERE team=?", (team,)).fetchone()[0]
+
+
+def test_a_result_kept_by_a_worker_that_died_before_returning_it_is_recorded_as_returned(
+        cluster, client, project_data, tmp_path, undisturbed):
+    """Each worker dies the instant after keeping an attempt's result in its folder: the judge takes the result
+    from there, charges no other attempt, and records it as an undisturbed judgement does, to the order of its
+    scores (results.csv's columns follow it; a judgement disturbed must read as one that was not)."""
+    from codascore.formats.run_folder import UNIT_RESULT
+
+    def die_after_keeping() -> None:
+        import codascore.judge.units as on_worker
+
+        def write(path, data, **options):
+            write.original(path, data, **options)
+            if Path(path).name == UNIT_RESULT:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+        write.original = getattr(on_worker.write_json_atomic, "original", on_worker.write_json_atomic)
+        on_worker.write_json_atomic = write
+
+    shutil.copytree(sample(project_data, "exact"), tmp_path / "submissions" / "alice")
+    doomed = set(client.run(die_after_keeping))
+    try:
+        summary = judge_on(cluster, project_data, tmp_path / "submissions", tmp_path / "out", retries=0)
+    finally:
+        client.wait_for_workers(2, timeout=300)  # the nannies restart them, their modules as loaded
+    assert summary.finished and results_of(tmp_path / "out")["alice"] == undisturbed[2]["alice"]
+    assert stored_scores(tmp_path / "out", "alice") == stored_scores(undisturbed[1], "alice")
+    assert list(json.loads(stored_scores(tmp_path / "out", "alice"))) == ["score", "n_answered", "n_perfect"]
+    [attempt] = attempts_of(tmp_path / "out", "alice")
+    assert attempt["result"] == "done" and attempt["worker"] in doomed
+
+
 def finished_units(database: Path) -> tuple[int, int]:
     """(finished, total) units in a database a judge is writing (0, 0 before its tables exist)."""
     if not database.is_file():

@@ -28,11 +28,12 @@ def write_atomic(path: Path, data: str | bytes) -> None:
         raise
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    """data as indented, key-sorted JSON, atomically, its folder made first."""
+def write_json_atomic(path: Path, data: Any, sort_keys: bool = True) -> None:
+    """data as indented JSON, key-sorted unless sort_keys is False (a record read back must equal the object
+    written, order included), atomically, its folder made first."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, json.dumps(data, indent=1, sort_keys=True) + "\n")
+    write_atomic(path, json.dumps(data, indent=1, sort_keys=sort_keys) + "\n")
 
 
 def write_csv_atomic(path: Path, columns: list[str], rows: Iterable[dict]) -> None:

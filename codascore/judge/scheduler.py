@@ -9,7 +9,7 @@ it: the worker makes the attempt's folder and tells the judge (an event on the j
 then on the unit is **running** and the attempt counted. A unit lost before it started (its worker died
 while it waited there, a job retired) is queued again, for nothing; one lost after it started is an
 attempt lost, retried while retries are left. A worker keeps each result in the attempt's folder too
-(formats.judgement.UNIT_RESULT): a result lost with its worker before the judge had it is read there, not
+(formats.run_folder.UNIT_RESULT): a result lost with its worker before the judge had it is read there, not
 charged again.
 
 A unit's attempt N runs in the staging folder ``runs/<team>/<task>/<unit>.attempt-N``. When it returns, the

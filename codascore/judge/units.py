@@ -198,7 +198,8 @@ def run_unit(spec: dict) -> dict:
     except RunnerError as exc:
         result = {"organiser_error": str(exc)}
     result.update(worker=where, started=started, isolation=container.kind)
-    write_json_atomic(Path(spec["run_dir"]) / UNIT_RESULT, result)
+    # In the order returned: a result read back from here is recorded exactly as one the judge received.
+    write_json_atomic(Path(spec["run_dir"]) / UNIT_RESULT, result, sort_keys=False)
     return result
 
 
