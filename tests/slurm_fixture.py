@@ -447,9 +447,9 @@ def command_line(pid: int) -> str:
 
 def started_cluster(tmp_path_factory, name: str):
     """Start a cluster (skipped where SLURM is missing, but under CI); the caller stops it."""
-    missing = missing_programs()
-    if missing:
-        message = f"SLURM is not installed ({', '.join(missing)} missing; apt-get install slurm-wlm munge)"
+    absent = missing_programs()
+    if absent:
+        message = f"SLURM is not installed ({', '.join(absent)} missing; apt-get install slurm-wlm munge)"
         missing(message, "the SLURM tests")
     started = time.monotonic()
     cluster = start(tmp_path_factory.mktemp(name))
