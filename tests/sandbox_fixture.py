@@ -4,8 +4,6 @@ the runner itself falls back to plain processes, with its warning (docs/codabenc
 
 from __future__ import annotations
 
-import pytest
-
 from codascore import containers
 from machine_needs import missing
 
